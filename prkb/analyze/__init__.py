@@ -1,0 +1,1 @@
+"""Analysis: symbol declarations, diffs, risks and rules."""

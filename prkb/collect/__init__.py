@@ -1,0 +1,1 @@
+"""Collectors: the bundled snapshot, a local git clone, the GitHub API."""

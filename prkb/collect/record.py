@@ -1,0 +1,206 @@
+"""The snapshot record: one PR in the shape of GitHub's REST API, validated.
+
+Every source (git, GitHub, curated JSONL) produces this shape; ``normalize_record`` checks
+it and returns a clean copy, or raises :class:`InputError` naming the field that is wrong.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..errors import InputError
+
+SOURCES = ("github", "git", "curated")
+STATES = ("open", "closed", "merged")
+_SHA = re.compile(r"^[0-9a-f]{7,40}$")
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$")
+MAX_TEXT = 1_000_000  # characters kept of any one free-text field
+
+
+def _s(v: Any, field: str, *, required: bool = False, maxlen: int = MAX_TEXT) -> str | None:
+    if v is None:
+        if required:
+            raise InputError(f"{field!r} is missing")
+        return None
+    if isinstance(v, bool) or not isinstance(v, str | int | float):
+        raise InputError(f"{field!r} must be a string, got {type(v).__name__}")
+    text = str(v)
+    # lone surrogates cannot be stored as UTF-8: replace them
+    text = text.encode("utf-8", "replace").decode("utf-8")
+    text = text.replace("\x00", "")
+    if len(text) > maxlen:
+        text = text[:maxlen]
+    return text
+
+
+def _int(v: Any, field: str, *, required: bool = False, default: int | None = None) -> int | None:
+    if v is None or v == "":
+        if required:
+            raise InputError(f"{field!r} is missing")
+        return default
+    if isinstance(v, bool):
+        raise InputError(f"{field!r} must be an integer, got a boolean")
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    if isinstance(v, str) and v.strip().lstrip("#").isdigit():
+        return int(v.strip().lstrip("#"))
+    raise InputError(f"{field!r} must be an integer, got {v!r:.40}")
+
+
+def _date(v: Any, field: str) -> str | None:
+    s = _s(v, field)
+    if s is None or s == "":
+        return None
+    if not _DATE.match(s):
+        raise InputError(f"{field!r} is not an ISO date: {s!r:.40}")
+    return s
+
+
+def _login(v: Any, field: str) -> dict[str, str] | None:
+    if v is None:
+        return None  # deleted account (GitHub sends user: null)
+    if isinstance(v, str):
+        return {"login": _s(v, field) or ""}
+    if not isinstance(v, dict):
+        raise InputError(f"{field!r} must be an object with a login, got {type(v).__name__}")
+    login = _s(v.get("login"), f"{field}.login")
+    return {"login": login} if login is not None else None
+
+
+def _list(v: Any, field: str) -> list[Any]:
+    if v is None:
+        return []
+    if not isinstance(v, list):
+        raise InputError(f"{field!r} must be a list, got {type(v).__name__}")
+    return v
+
+
+def _obj(v: Any, field: str) -> dict[str, Any]:
+    if not isinstance(v, dict):
+        raise InputError(f"{field} must be an object, got {type(v).__name__}")
+    return v
+
+
+def normalize_record(obj: Any) -> dict[str, Any]:
+    """A validated copy of one snapshot record (unknown keys are dropped)."""
+    rec = _obj(obj, "the record")
+    source = _s(rec.get("source"), "source") or "github"
+    if source not in SOURCES:
+        raise InputError(f"'source' must be one of {', '.join(SOURCES)}, got {source!r:.40}")
+    number = _int(rec.get("number"), "number")
+    if number is not None and number <= 0:
+        raise InputError(f"'number' must be positive, got {number}")
+    sha = _s(rec.get("merge_commit_sha"), "merge_commit_sha")
+    if sha is not None:
+        sha = sha.strip().lower()
+        if sha and not _SHA.match(sha):
+            raise InputError(f"'merge_commit_sha' is not a commit id: {sha!r:.50}")
+        sha = sha or None
+    if number is None and not sha:
+        raise InputError("a record needs a 'number' or a 'merge_commit_sha'")
+    state = (_s(rec.get("state"), "state") or "").lower() or None
+    merged_at = _date(rec.get("merged_at"), "merged_at")
+    if state is None:
+        state = "merged" if merged_at else "open"
+    if state not in STATES:
+        raise InputError(f"'state' must be open, closed or merged, got {state!r:.40}")
+    if state == "closed" and merged_at:
+        state = "merged"
+    out: dict[str, Any] = {
+        "number": number,
+        "title": _s(rec.get("title"), "title", maxlen=2000) or "",
+        "body": _s(rec.get("body"), "body"),
+        "state": state,
+        "created_at": _date(rec.get("created_at"), "created_at"),
+        "updated_at": _date(rec.get("updated_at"), "updated_at"),
+        "closed_at": _date(rec.get("closed_at"), "closed_at"),
+        "merged_at": merged_at,
+        "merge_commit_sha": sha,
+        "html_url": _s(rec.get("html_url"), "html_url", maxlen=2000),
+        "user": _login(rec.get("user"), "user"),
+        "labels": [],
+        "base": None,
+        "files": [],
+        "reviews": [],
+        "comments": [],
+        "review_comments": [],
+        "source": source,
+    }
+    for i, lab in enumerate(_list(rec.get("labels"), "labels")):
+        name = lab.get("name") if isinstance(lab, dict) else lab
+        out["labels"].append({"name": _s(name, f"labels[{i}].name", maxlen=200) or ""})
+    base = rec.get("base")
+    if base is not None:
+        out["base"] = {"ref": _s(_obj(base, "'base'").get("ref"), "base.ref", maxlen=500)}
+    for i, f in enumerate(_list(rec.get("files"), "files")):
+        f = _obj(f, f"files[{i}]")
+        path = _s(f.get("filename"), f"files[{i}].filename", required=True, maxlen=4096)
+        assert path is not None
+        if not path.strip():
+            raise InputError(f"'files[{i}].filename' is empty")
+        out["files"].append(
+            {
+                "filename": path,
+                "status": _s(f.get("status"), f"files[{i}].status", maxlen=40) or "modified",
+                "additions": _int(f.get("additions"), f"files[{i}].additions", default=0),
+                "deletions": _int(f.get("deletions"), f"files[{i}].deletions", default=0),
+                "patch": _s(f.get("patch"), f"files[{i}].patch", maxlen=20_000_000),
+                "previous_filename": _s(f.get("previous_filename"), f"files[{i}].previous_filename"),
+            }
+        )
+    for i, r in enumerate(_list(rec.get("reviews"), "reviews")):
+        r = _obj(r, f"reviews[{i}]")
+        out["reviews"].append(
+            {
+                "user": _login(r.get("user"), f"reviews[{i}].user"),
+                "state": _s(r.get("state"), f"reviews[{i}].state", maxlen=40) or "COMMENTED",
+                "body": _s(r.get("body"), f"reviews[{i}].body") or "",
+                "submitted_at": _date(r.get("submitted_at"), f"reviews[{i}].submitted_at"),
+            }
+        )
+    for i, c in enumerate(_list(rec.get("comments"), "comments")):
+        c = _obj(c, f"comments[{i}]")
+        out["comments"].append(
+            {
+                "user": _login(c.get("user"), f"comments[{i}].user"),
+                "body": _s(c.get("body"), f"comments[{i}].body") or "",
+                "created_at": _date(c.get("created_at"), f"comments[{i}].created_at"),
+            }
+        )
+    for i, c in enumerate(_list(rec.get("review_comments"), "review_comments")):
+        c = _obj(c, f"review_comments[{i}]")
+        out["review_comments"].append(
+            {
+                "user": _login(c.get("user"), f"review_comments[{i}].user"),
+                "path": _s(c.get("path"), f"review_comments[{i}].path", maxlen=4096),
+                "diff_hunk": _s(c.get("diff_hunk"), f"review_comments[{i}].diff_hunk"),
+                "body": _s(c.get("body"), f"review_comments[{i}].body") or "",
+                "created_at": _date(c.get("created_at"), f"review_comments[{i}].created_at"),
+            }
+        )
+    ext = rec.get("prkb")
+    if ext is not None:
+        ext = _obj(ext, "'prkb'")
+        clean: dict[str, Any] = {}
+        if "repo" in ext:
+            clean["repo"] = _s(ext.get("repo"), "prkb.repo", maxlen=200)
+        if "parent" in ext:
+            clean["parent"] = _s(ext.get("parent"), "prkb.parent", maxlen=64)
+        for key in ("symbol_changes", "findings", "builder_levels", "notes", "relations"):
+            if key in ext:
+                items = _list(ext.get(key), f"prkb.{key}")
+                for j, it in enumerate(items):
+                    if key != "notes":
+                        _obj(it, f"prkb.{key}[{j}]")
+                clean[key] = items
+        out["prkb"] = clean
+    return out
+
+
+def record_ref(rec: dict[str, Any]) -> str:
+    if rec.get("number") is not None:
+        return str(rec["number"])
+    return f"sha:{rec['merge_commit_sha']}"

@@ -1,0 +1,37 @@
+"""CLI command groups, one module each (``register(sub, common)``), in --help order."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+COMMAND_MODULES = [
+    "kbcmds",      # demo, import, export, list, show, report
+    "gitcmds",     # collect git, audit
+]
+
+_GROUPS: dict[tuple[int, str], Any] = {}
+
+
+def group(sub: Any, name: str, help_text: str) -> Any:
+    """A nested command group (e.g. ``collect``) shared by several modules."""
+    key = (id(sub), name)
+    if key not in _GROUPS:
+        parser = sub.add_parser(name, help=help_text, description=help_text)
+        inner = parser.add_subparsers(dest=f"{name}_command", metavar="SOURCE")
+        parser.set_defaults(func=lambda args, p=parser: (p.print_help(), 2)[1])
+        _GROUPS[key] = inner
+    return _GROUPS[key]
+
+
+def open_store(args: argparse.Namespace) -> Any:
+    from ..paths import default_db_path
+    from ..store import Store
+
+    return Store(default_db_path(getattr(args, "db", None)))
+
+
+def profile_of(args: argparse.Namespace) -> Any:
+    from ..profile import load_profile
+
+    return load_profile(getattr(args, "profile", None))

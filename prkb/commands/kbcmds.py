@@ -1,0 +1,198 @@
+"""demo, import, export, list, show, report."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from ..progress import bar, console, safe_term, warn
+from . import open_store, profile_of
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "demo",
+        parents=[common],
+        help="build a knowledge base from the bundled data and write two reports",
+        description=(
+            "Imports every snapshot under data/snapshots/ into the knowledge base (--db, $PRKB_DB "
+            "or ./prkb.sqlite), prints a summary, and writes Chinese and English reports for the "
+            "two seed PRs into a folder under the current directory. Needs no network."
+        ),
+    )
+    p.add_argument("-o", "--out", default="prkb-demo", help="folder for the reports (default: prkb-demo)")
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser(
+        "import",
+        parents=[common],
+        help="import a JSONL snapshot (one PR per line)",
+        description=(
+            "Imports a JSONL snapshot in GitHub's REST shape and analyses each PR. Bad lines are "
+            "reported with their line number and skipped; good lines are imported. Re-importing "
+            "the same file changes nothing."
+        ),
+    )
+    p.add_argument("file", type=Path)
+    p.add_argument("--json", action="store_true", help="print the import counts as JSON")
+    p.set_defaults(func=cmd_import)
+
+    p = sub.add_parser(
+        "export",
+        parents=[common],
+        help="export the knowledge base as JSONL",
+        description="Writes every PR as one JSON line in GitHub's REST shape (plus 'source').",
+    )
+    p.add_argument("file", help="output file, or - for stdout")
+    p.add_argument(
+        "--trim-patches",
+        action="store_true",
+        help="keep only the patch lines that mention the tracked symbol (for bundling)",
+    )
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser(
+        "list", parents=[common], help="one row per PR: number, date, title, level changes, tags"
+    )
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser(
+        "show",
+        parents=[common],
+        help="the facts of one PR",
+        description="Prints the stored facts of PR N (or a commit sha for records without a PR).",
+    )
+    p.add_argument("number", help="PR number (or commit sha)")
+    p.add_argument("--json", action="store_true", help="print JSON (the default is a summary)")
+    p.set_defaults(func=cmd_show)
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from ..collect.snapshot import import_jsonl
+
+    profile = profile_of(args)
+    with open_store(args) as store, bar("import", quiet=args.quiet) as b:
+        report = import_jsonl(store, args.file, profile, on_progress=lambda _n: b.advance())
+    for err in report.errors:
+        warn(err)
+    if args.json:
+        print(json.dumps({k: v for k, v in vars(report).items()}, ensure_ascii=False))
+    else:
+        print(
+            f"{args.file}: {report.lines} lines, {report.new} new, {report.updated} updated, "
+            f"{report.unchanged} unchanged, {report.older} older, {len(report.errors)} errors"
+        )
+    return 1 if report.errors and not (report.new or report.updated or report.unchanged) else 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from ..collect.snapshot import export_jsonl
+
+    profile = profile_of(args)
+    with open_store(args) as store:
+        if args.file == "-":
+            n = export_jsonl(store, sys.stdout, trim=args.trim_patches, profile=profile)
+        else:
+            out = Path(args.file)
+            tmp = out.with_name(out.name + ".tmp")
+            try:
+                with tmp.open("w", encoding="utf-8") as fh:
+                    n = export_jsonl(store, fh, trim=args.trim_patches, profile=profile)
+                tmp.replace(out)
+            except OSError as e:
+                tmp.unlink(missing_ok=True)
+                raise InputError(f"cannot write {out}: {e.strerror}") from None
+            print(f"wrote {n} records to {out}", file=sys.stderr)
+    return 0
+
+
+def short_changes(changes: list[dict[str, Any]]) -> str:
+    parts = []
+    for c in changes:
+        if c["direction"].startswith("dynamic"):
+            parts.append(f"{c['class']}: {c['direction']}")
+        else:
+            parts.append(f"{c['class']}: {c['before'] or '-'} -> {c['after'] or '-'}")
+    return "; ".join(parts)
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from ..kb import facts_from_row
+
+    with open_store(args) as store:
+        rows = [facts_from_row(store, r) for r in store.all_prs()]
+    if args.json:
+        print(
+            json.dumps(
+                [
+                    {
+                        "number": f["number"],
+                        "ref": f["ref"],
+                        "date": (f["merged_at"] or f["closed_at"] or f["created_at"] or "")[:10],
+                        "title": f["title"],
+                        "state": f["state"],
+                        "changes": short_changes(f["symbol_changes"]),
+                        "risk_tags": [t["code"] for t in f["risk_tags"]],
+                    }
+                    for f in rows
+                ],
+                ensure_ascii=False,
+                indent=1,
+            )
+        )
+        return 0
+    from rich.table import Table
+
+    table = Table(show_lines=False, box=None, pad_edge=False)
+    for col in ("PR", "date", "title", "level changes", "risk tags"):
+        table.add_column(col, overflow="fold")
+    for f in rows:
+        table.add_row(
+            f"#{f['number']}" if f["number"] else f["ref"][4:16],
+            (f["merged_at"] or f["closed_at"] or f["created_at"] or "")[:10],
+            safe_term(f["title"]),
+            safe_term(short_changes(f["symbol_changes"])),
+            ", ".join(t["code"] for t in f["risk_tags"]),
+        )
+    console().file = sys.stdout
+    try:
+        console().print(table, markup=False)
+    finally:
+        console().file = sys.stderr
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from ..kb import pr_facts
+
+    with open_store(args) as store:
+        facts = pr_facts(store, args.number)
+    if args.json:
+        print(json.dumps(facts, ensure_ascii=False, indent=1))
+        return 0
+    title = f"#{facts['number']}" if facts["number"] else facts["ref"]
+    print(safe_term(f"{title} {facts['title']}"))
+    print(f"  state: {facts['state']}  merged: {facts['merged_at'] or '-'}  author: "
+          f"{safe_term(facts['author'] or '-')}")
+    for c in facts["symbol_changes"]:
+        print(safe_term(f"  {c['file']}: {c['class']}.{c['attr']} {c['before']} -> {c['after']} "
+                        f"({c['direction']})"))
+    if facts["risk_tags"]:
+        print("  risk: " + ", ".join(t["en"] for t in facts["risk_tags"]))
+    for fd in facts["findings"]:
+        print(safe_term(f"  finding {fd['rule']}: {fd['message_en']}"))
+    for r in facts["relations"]:
+        arrow = "->" if r["direction"] == "out" else "<-"
+        print(safe_term(f"  {r['type']} {arrow} {r['other']}: {r['evidence']}"))
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from ..demo import run_demo
+
+    return run_demo(args)

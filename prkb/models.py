@@ -1,0 +1,123 @@
+"""Small typed records passed between the pipeline's stages."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class FileChange:
+    path: str
+    status: str  # added, modified, removed, renamed
+    additions: int = 0
+    deletions: int = 0
+    patch: str | None = None
+    previous_path: str | None = None
+
+
+@dataclass(frozen=True)
+class SymbolChange:
+    """One (file, class, attribute) whose declared value differs between before and after.
+
+    ``attr`` is a family spelling, or a method name for dynamic-support changes (then
+    ``before``/``after`` are ``"overridden"`` or None).
+    """
+
+    file: str
+    class_name: str
+    attr: str
+    before: str | None
+    after: str | None
+    direction: str  # added, removed, raised, lowered, changed, renamed, dynamic-added, dynamic-removed
+    before_attr: str | None = None  # the spelling on the before side when renamed
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "class": self.class_name,
+            "attr": self.attr,
+            "before": self.before,
+            "after": self.after,
+            "direction": self.direction,
+            "before_attr": self.before_attr,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> SymbolChange:
+        return cls(
+            file=str(d["file"]),
+            class_name=str(d.get("class") or d.get("class_name")),
+            attr=str(d["attr"]),
+            before=d.get("before"),
+            after=d.get("after"),
+            direction=str(d.get("direction") or "changed"),
+            before_attr=d.get("before_attr"),
+        )
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    file: str
+    class_name: str
+    message_en: str
+    message_zh: str
+    commit: str | None = None
+    severity: str = "error"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule,
+            "file": self.file,
+            "class": self.class_name,
+            "message_en": self.message_en,
+            "message_zh": self.message_zh,
+            "commit": self.commit,
+            "severity": self.severity,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Finding:
+        return cls(
+            rule=str(d["rule"]),
+            file=str(d.get("file") or ""),
+            class_name=str(d.get("class") or d.get("class_name") or ""),
+            message_en=str(d.get("message_en") or ""),
+            message_zh=str(d.get("message_zh") or ""),
+            commit=d.get("commit"),
+            severity=str(d.get("severity") or "error"),
+        )
+
+
+@dataclass(frozen=True)
+class RiskTag:
+    code: str
+    en: str
+    zh: str
+
+    def to_json(self) -> dict[str, str]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Relation:
+    source: str  # node key, e.g. "pr:47144"
+    target: str
+    type: str
+    evidence: str
+    confidence: float
+    origin: str = "text"  # text, timeline, lineage, curated
+
+
+@dataclass
+class Analysis:
+    """Everything the analyse stage derives for one PR."""
+
+    symbol_changes: list[SymbolChange] = field(default_factory=list)
+    tests_touched: list[str] = field(default_factory=list)
+    platforms: list[str] = field(default_factory=list)
+    core_paths: list[str] = field(default_factory=list)
+    risk_tags: list[RiskTag] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)

@@ -1,0 +1,217 @@
+"""Profiles: the domain knowledge of one tracked symbol, loaded from TOML."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError
+from .paths import data_dir
+
+DEFAULT_PROFILE = "vllm-cudagraph"
+
+
+@dataclass(frozen=True)
+class Platform:
+    code: str
+    en: str
+    zh: str
+    path_patterns: tuple[str, ...]
+    title_tags: tuple[str, ...]
+
+
+@dataclass
+class Profile:
+    name: str
+    repo: str
+    title_en: str
+    title_zh: str
+    rules: str
+    branch: str
+    family: tuple[str, ...]
+    methods: tuple[str, ...]
+    bool_spellings: tuple[str, ...]
+    enum: str
+    display: str
+    levels: tuple[str, ...]
+    default_level: str
+    level_aliases: dict[str, str]
+    level_meaning: dict[str, dict[str, str]]
+    tests_paths: tuple[str, ...]
+    docs_paths: tuple[str, ...]
+    build_paths: tuple[str, ...]
+    core_paths: tuple[str, ...]
+    core_rule: dict[str, Any]
+    platforms: tuple[Platform, ...]
+    title_tags: dict[str, tuple[str, ...]]
+    features: dict[str, tuple[str, ...]]
+    audit: dict[str, Any]
+    docs: dict[str, Any]
+    raw: dict[str, Any] = field(repr=False, default_factory=dict)
+
+    # --- matching -------------------------------------------------------------------------
+
+    @cached_property
+    def family_regex(self) -> re.Pattern[str]:
+        """Whole-identifier match of any family spelling (not inside a longer identifier)."""
+        alts = "|".join(re.escape(s) for s in sorted(self.family, key=len, reverse=True))
+        return re.compile(rf"(?<![A-Za-z0-9_])(?:{alts})(?![A-Za-z0-9_])")
+
+    @cached_property
+    def watch_regex(self) -> re.Pattern[str]:
+        """Family spellings plus the dynamic-support methods, as whole identifiers."""
+        names = (*self.family, *self.methods)
+        alts = "|".join(re.escape(s) for s in sorted(names, key=len, reverse=True))
+        return re.compile(rf"(?<![A-Za-z0-9_])(?:{alts})(?![A-Za-z0-9_])")
+
+    def git_pickaxe_regex(self) -> str:
+        """The POSIX extended regex given to ``git log -G`` (whole identifiers)."""
+        names = (*self.family, *self.methods)
+        alts = "|".join(sorted(names, key=len, reverse=True))
+        return rf"(^|[^A-Za-z0-9_])({alts})([^A-Za-z0-9_]|$)"
+
+    def mentions_family(self, text: str) -> bool:
+        return self.family_regex.search(text) is not None
+
+    def normalize_level(self, name: str) -> str:
+        return self.level_aliases.get(name, name)
+
+    def level_rank(self, level: str | None) -> int | None:
+        if level is None:
+            return None
+        level = self.normalize_level(level)
+        try:
+            return self.levels.index(level)
+        except ValueError:
+            return None
+
+    def is_test_path(self, path: str) -> bool:
+        return any(path.startswith(p) or f"/{p}" in path for p in self.tests_paths)
+
+    def is_core_path(self, path: str) -> bool:
+        return path in self.core_paths
+
+    def category(self, path: str) -> str:
+        """source, test, docs or build."""
+        if self.is_test_path(path):
+            return "test"
+        for pat in self.docs_paths:
+            if pat.startswith("*") and path.endswith(pat[1:]):
+                return "docs"
+            if path.startswith(pat):
+                return "docs"
+        for pat in self.build_paths:
+            if path == pat or path.startswith(pat):
+                return "build"
+        return "source"
+
+    def platforms_for(self, paths: list[str], title: str) -> list[Platform]:
+        found: list[Platform] = []
+        tags = {t.lower() for t in re.findall(r"\[([^\]]+)\]", title or "")}
+        for plat in self.platforms:
+            hit = any(pat in p for p in paths for pat in plat.path_patterns)
+            hit = hit or any(t.lower() in tags for t in plat.title_tags)
+            if hit:
+                found.append(plat)
+        return found
+
+    def platform(self, code: str) -> Platform | None:
+        for p in self.platforms:
+            if p.code == code:
+                return p
+        return None
+
+    def title_has(self, kind: str, title: str) -> bool:
+        tags = {t.strip().lower() for t in re.findall(r"\[([^\]]+)\]", title or "")}
+        words = self.title_tags.get(kind, ())
+        if any(w.lower() in tags for w in words):
+            return True
+        return kind == "revert" and (title or "").startswith("Revert ")
+
+
+def _tuple(v: Any) -> tuple[str, ...]:
+    if v is None:
+        return ()
+    if isinstance(v, str):
+        return (v,)
+    return tuple(str(x) for x in v)
+
+
+def profile_path(name_or_path: str) -> Path:
+    p = Path(name_or_path)
+    if p.suffix == ".toml" and p.exists():
+        return p
+    cand = data_dir() / "profiles" / f"{name_or_path}.toml"
+    if cand.exists():
+        return cand
+    known = sorted(x.stem for x in (data_dir() / "profiles").glob("*.toml"))
+    raise InputError(f"unknown profile {name_or_path!r}: known profiles are {', '.join(known)}")
+
+
+_CACHE: dict[str, Profile] = {}
+
+
+def load_profile(name_or_path: str | None = None) -> Profile:
+    key = name_or_path or DEFAULT_PROFILE
+    if key in _CACHE:
+        return _CACHE[key]
+    path = profile_path(key)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as e:
+        raise InputError(f"profile {path}: invalid TOML: {e}") from None
+    try:
+        prof = _build(raw)
+    except KeyError as e:
+        raise InputError(f"profile {path}: missing key {e.args[0]!r}") from None
+    _CACHE[key] = prof
+    return prof
+
+
+def _build(raw: dict[str, Any]) -> Profile:
+    meta = raw["profile"]
+    sym = raw["symbol"]
+    lv = raw["levels"]
+    paths = raw.get("paths", {})
+    title = meta.get("title", {})
+    return Profile(
+        name=meta["name"],
+        repo=meta["repo"],
+        title_en=title.get("en", meta["name"]),
+        title_zh=title.get("zh", title.get("en", meta["name"])),
+        rules=meta.get("rules", ""),
+        branch=meta.get("branch", "main"),
+        family=_tuple(sym["family"]),
+        methods=_tuple(sym.get("methods")),
+        bool_spellings=_tuple(sym.get("bool_spellings")),
+        enum=sym.get("enum", ""),
+        display=sym.get("display", _tuple(sym["family"])[-1]),
+        levels=_tuple(lv["order"]),
+        default_level=lv.get("default", _tuple(lv["order"])[0]),
+        level_aliases=dict(lv.get("aliases", {})),
+        level_meaning={k: dict(v) for k, v in lv.get("meaning", {}).items()},
+        tests_paths=_tuple(paths.get("tests", ["tests/"])),
+        docs_paths=_tuple(paths.get("docs", ["docs/"])),
+        build_paths=_tuple(paths.get("build", [])),
+        core_paths=_tuple(paths.get("core", [])),
+        core_rule=dict(raw.get("core_rule", {})),
+        platforms=tuple(
+            Platform(
+                code=p["code"],
+                en=p.get("en", p["code"]),
+                zh=p.get("zh", p.get("en", p["code"])),
+                path_patterns=_tuple(p.get("path_patterns")),
+                title_tags=_tuple(p.get("title_tags")),
+            )
+            for p in raw.get("platforms", [])
+        ),
+        title_tags={k: _tuple(v) for k, v in raw.get("title_tags", {}).items()},
+        features={k: _tuple(v) for k, v in raw.get("features", {}).items()},
+        audit=dict(raw.get("audit", {})),
+        docs=dict(raw.get("docs", {})),
+        raw=raw,
+    )

@@ -1,0 +1,77 @@
+"""Progress bars on stderr (rich), silent with ``--quiet`` and plain when stderr is no TTY."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+_console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def console() -> Console:
+    return _console
+
+
+class Bar:
+    """A task on a progress bar; ``advance`` and ``note`` are no-ops when quiet."""
+
+    def __init__(self, progress: Progress | None, task: Any) -> None:
+        self._p = progress
+        self._t = task
+
+    def advance(self, n: int = 1) -> None:
+        if self._p is not None:
+            self._p.advance(self._t, n)
+
+    def total(self, n: int | None) -> None:
+        if self._p is not None:
+            self._p.update(self._t, total=n)
+
+    def note(self, text: str) -> None:
+        if self._p is not None:
+            self._p.update(self._t, info=text)
+
+
+@contextmanager
+def bar(label: str, total: int | None = None, *, quiet: bool = False) -> Iterator[Bar]:
+    if quiet or not sys.stderr.isatty():
+        yield Bar(None, None)
+        return
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[info]}"),
+        TimeElapsedColumn(),
+        console=_console,
+        transient=True,
+    ) as p:
+        task = p.add_task(label, total=total, info="")
+        yield Bar(p, task)
+
+
+def warn(msg: str, *, quiet: bool = False) -> None:
+    """One warning line on stderr (shown even when quiet: warnings are not progress)."""
+    del quiet
+    _console.print(f"warning: {safe_term(msg)}", markup=False)
+
+
+def safe_term(text: str) -> str:
+    """Text with control characters made visible, so no escape sequence reaches a terminal."""
+    out = []
+    for ch in text:
+        o = ord(ch)
+        if ch in "\n\t":
+            out.append(ch)
+        elif o < 32 or o == 127 or 0x80 <= o < 0xA0:
+            out.append(f"\\x{o:02x}")
+        elif ch in "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f":
+            out.append(f"\\u{o:04x}")
+        else:
+            out.append(ch)
+    return "".join(out)

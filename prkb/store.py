@@ -1,0 +1,289 @@
+"""The SQLite knowledge base: schema by named migrations, idempotent upserts, queries.
+
+One file, WAL mode. Every write for one PR (or one mined commit) is one transaction, so a
+run killed at any point leaves whole records only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError, PrkbError
+
+# Named migrations, applied in order, each once. Never edit a released one: add a new one.
+MIGRATIONS: list[tuple[str, str]] = [
+    (
+        "0001_initial",
+        """
+        CREATE TABLE prs (
+            id INTEGER PRIMARY KEY,
+            repo TEXT NOT NULL,
+            ref TEXT NOT NULL,             -- "47144" for a PR, "sha:<40 hex>" for a commit without one
+            number INTEGER,
+            title TEXT NOT NULL DEFAULT '',
+            body TEXT,
+            state TEXT NOT NULL DEFAULT 'merged',
+            author TEXT,
+            created_at TEXT,
+            updated_at TEXT,
+            closed_at TEXT,
+            merged_at TEXT,
+            merge_commit_sha TEXT,
+            url TEXT,
+            base_ref TEXT,
+            labels TEXT NOT NULL DEFAULT '[]',
+            source TEXT NOT NULL,
+            raw TEXT NOT NULL,             -- the snapshot-shaped record, canonical JSON
+            raw_hash TEXT NOT NULL,
+            analysis TEXT NOT NULL DEFAULT '{}',
+            UNIQUE (repo, ref)
+        );
+        CREATE INDEX prs_number ON prs(number);
+        CREATE INDEX prs_merge_sha ON prs(merge_commit_sha);
+        CREATE TABLE files (
+            pr_id INTEGER NOT NULL REFERENCES prs(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            path TEXT NOT NULL,
+            status TEXT NOT NULL,
+            additions INTEGER NOT NULL DEFAULT 0,
+            deletions INTEGER NOT NULL DEFAULT 0,
+            patch TEXT,
+            previous_path TEXT,
+            PRIMARY KEY (pr_id, seq)
+        );
+        CREATE TABLE symbol_changes (
+            pr_id INTEGER NOT NULL REFERENCES prs(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            file TEXT NOT NULL,
+            class_name TEXT NOT NULL,
+            attr TEXT NOT NULL,
+            before TEXT,
+            after TEXT,
+            direction TEXT NOT NULL,
+            before_attr TEXT,
+            PRIMARY KEY (pr_id, seq)
+        );
+        CREATE INDEX symbol_changes_class ON symbol_changes(class_name);
+        CREATE TABLE risk_tags (
+            pr_id INTEGER NOT NULL REFERENCES prs(id) ON DELETE CASCADE,
+            code TEXT NOT NULL,
+            PRIMARY KEY (pr_id, code)
+        );
+        CREATE TABLE findings (
+            pr_id INTEGER NOT NULL REFERENCES prs(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            rule TEXT NOT NULL,
+            file TEXT NOT NULL,
+            class_name TEXT NOT NULL,
+            message_en TEXT NOT NULL,
+            message_zh TEXT NOT NULL,
+            commit_sha TEXT,
+            severity TEXT NOT NULL DEFAULT 'error',
+            PRIMARY KEY (pr_id, seq)
+        );
+        CREATE TABLE relations (
+            source TEXT NOT NULL,          -- node key: pr:N, issue:N, commit:SHA, ext:owner/repo#N
+            target TEXT NOT NULL,
+            type TEXT NOT NULL,
+            evidence TEXT NOT NULL DEFAULT '',
+            confidence REAL NOT NULL DEFAULT 0.5,
+            origin TEXT NOT NULL DEFAULT 'text',
+            PRIMARY KEY (source, target, type)
+        );
+        CREATE TABLE nodes (
+            key TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,            -- pr, issue, commit, external
+            number INTEGER,
+            title TEXT,
+            repo TEXT
+        );
+        CREATE TABLE mined_commits (     -- every commit the git collector has looked at
+            repo TEXT NOT NULL,
+            sha TEXT NOT NULL,
+            pr_ref TEXT,
+            PRIMARY KEY (repo, sha)
+        );
+        CREATE TABLE collect_state (     -- cursors of collectors: last mined tip, last update seen
+            source TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            key TEXT NOT NULL,
+            value TEXT NOT NULL,
+            PRIMARY KEY (source, scope, key)
+        );
+        CREATE TABLE builder_levels (    -- the audit's reading of every builder at a collected commit
+            repo TEXT NOT NULL,
+            commit_sha TEXT NOT NULL,
+            committed_at TEXT NOT NULL,
+            pr_ref TEXT,
+            class_name TEXT NOT NULL,
+            file TEXT NOT NULL,
+            declared TEXT,
+            effective TEXT,
+            dynamic INTEGER NOT NULL DEFAULT 0,
+            spec_ready INTEGER,
+            PRIMARY KEY (repo, commit_sha, class_name, file)
+        );
+        CREATE TABLE http_cache (        -- conditional-request cache of the GitHub collector
+            url TEXT PRIMARY KEY,
+            etag TEXT,
+            last_modified TEXT,
+            body TEXT NOT NULL,
+            fetched_at TEXT NOT NULL
+        );
+        CREATE TABLE digest_ledger (     -- one row per (week, recipient) the SMTP server accepted
+            week TEXT NOT NULL,
+            recipient TEXT NOT NULL,
+            message_id TEXT NOT NULL,
+            sent_at TEXT NOT NULL,
+            PRIMARY KEY (week, recipient)
+        );
+        """,
+    ),
+]
+
+
+def canonical_json(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def content_hash(obj: Any) -> str:
+    return hashlib.sha256(canonical_json(obj).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class Store:
+    """A connection to one knowledge base file."""
+
+    def __init__(self, path: str | Path, *, timeout: float = 30.0) -> None:
+        self.path = Path(path)
+        if self.path.exists() and self.path.is_dir():
+            raise InputError(f"knowledge base {self.path} is a directory, not a SQLite file")
+        if str(self.path) != ":memory:" and not self.path.parent.exists():
+            raise InputError(f"knowledge base folder {self.path.parent} does not exist")
+        try:
+            self.conn = sqlite3.connect(str(self.path), timeout=timeout, isolation_level=None)
+            self.conn.row_factory = sqlite3.Row
+            self.conn.execute("PRAGMA foreign_keys = ON")
+            self.conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+            mode = self.conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            self.wal = mode == "wal"
+            self.conn.execute("PRAGMA synchronous = NORMAL")
+            self.migrate()
+        except sqlite3.DatabaseError as e:
+            raise PrkbError(f"knowledge base {self.path}: {e}") from None
+
+    # --- schema ---------------------------------------------------------------------------
+
+    def migrate(self) -> list[str]:
+        self.conn.execute(
+            "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+        )
+        done = {r[0] for r in self.conn.execute("SELECT name FROM migrations")}
+        applied = []
+        for name, sql in MIGRATIONS:
+            if name in done:
+                continue
+            with self.transaction():
+                done_now = self.conn.execute(
+                    "SELECT 1 FROM migrations WHERE name = ?", (name,)
+                ).fetchone()
+                if done_now:  # another process got there first
+                    continue
+                for stmt in _split_sql(sql):
+                    self.conn.execute(stmt)
+                self.conn.execute(
+                    "INSERT INTO migrations(name, applied_at) VALUES (?, ?)",
+                    (name, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())),
+                )
+            applied.append(name)
+        return applied
+
+    def applied_migrations(self) -> list[str]:
+        return [r[0] for r in self.conn.execute("SELECT name FROM migrations ORDER BY name")]
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """BEGIN IMMEDIATE ... COMMIT; rolled back on any exception."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        else:
+            self.conn.execute("COMMIT")
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- state ----------------------------------------------------------------------------
+
+    def get_state(self, source: str, scope: str, key: str) -> str | None:
+        row = self.conn.execute(
+            "SELECT value FROM collect_state WHERE source=? AND scope=? AND key=?",
+            (source, scope, key),
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_state(self, source: str, scope: str, key: str, value: str) -> None:
+        """Call inside a transaction that also writes what the state describes."""
+        self.conn.execute(
+            "INSERT INTO collect_state(source, scope, key, value) VALUES (?,?,?,?) "
+            "ON CONFLICT(source, scope, key) DO UPDATE SET value=excluded.value",
+            (source, scope, key, value),
+        )
+
+    # --- queries --------------------------------------------------------------------------
+
+    def pr_row(self, ref: str | int, repo: str | None = None) -> sqlite3.Row | None:
+        ref = str(ref).lstrip("#")
+        if repo:
+            rows = self.conn.execute(
+                "SELECT * FROM prs WHERE repo=? AND ref=?", (repo, ref)
+            ).fetchall()
+        else:
+            rows = self.conn.execute("SELECT * FROM prs WHERE ref=?", (ref,)).fetchall()
+        if not rows and len(ref) >= 7 and all(c in "0123456789abcdef" for c in ref.lower()):
+            rows = self.conn.execute(
+                "SELECT * FROM prs WHERE ref LIKE ? OR merge_commit_sha LIKE ?",
+                (f"sha:{ref.lower()}%", f"{ref.lower()}%"),
+            ).fetchall()
+        return rows[0] if rows else None
+
+    def all_prs(self) -> list[sqlite3.Row]:
+        return self.conn.execute(
+            "SELECT * FROM prs ORDER BY COALESCE(merged_at, closed_at, created_at, '') DESC, "
+            "number DESC"
+        ).fetchall()
+
+    def integrity_ok(self) -> bool:
+        return self.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def _split_sql(sql: str) -> list[str]:
+    parts = []
+    buf: list[str] = []
+    for line in sql.splitlines():
+        code = line.split("--", 1)[0]
+        buf.append(code)
+        if code.rstrip().endswith(";"):
+            stmt = "\n".join(buf).strip()
+            if stmt.strip(";").strip():
+                parts.append(stmt)
+            buf = []
+    tail = "\n".join(buf).strip()
+    if tail:
+        parts.append(tail)
+    return parts
