@@ -189,7 +189,7 @@ def normalize_record(obj: Any) -> dict[str, Any]:
             clean["repo"] = _s(ext.get("repo"), "prkb.repo", maxlen=200)
         if "parent" in ext:
             clean["parent"] = _s(ext.get("parent"), "prkb.parent", maxlen=64)
-        for key in ("symbol_changes", "findings", "builder_levels", "notes", "relations"):
+        for key in ("symbol_changes", "findings", "builder_levels", "notes", "relations", "lineage"):
             if key in ext:
                 items = _list(ext.get(key), f"prkb.{key}")
                 for j, it in enumerate(items):
