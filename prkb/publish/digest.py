@@ -1,0 +1,577 @@
+"""The weekly digest: what changed in a period (an ISO week by default), read from the store.
+
+``period_for`` turns ``--week``/``--since``/``--until`` into a :class:`Period` (UTC, end
+exclusive); ``gather`` collects the period's PRs, level changes, audit findings, risk
+highlights and relations into a :class:`Digest`; ``render_digest`` renders it as plain text
+or HTML from ``templates/digest/``. ``digest_weeks`` lists the weeks that have something,
+for the site's digest pages and Atom feed.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+from ..errors import InputError
+from ..glossary import label, risk_tag
+from ..profile import Profile, load_profile
+from ..store import Store
+
+LANGS = ("zh", "en")
+# Risk tags the digest calls out by PR (the rest stay on the PR pages).
+HIGHLIGHT_TAGS = ("core-path", "missing-tests", "declaration-removed", "revert")
+_WEEK = re.compile(r"^(\d{4})-W(\d{2})$")
+
+
+@dataclass(frozen=True)
+class Period:
+    """A half-open UTC interval [start, end) with a stable key for the ledger and the site."""
+
+    key: str  # "2026-W21", or "2026-05-01..2026-05-07" for --since/--until
+    start: datetime
+    end: datetime
+
+    @property
+    def first_day(self) -> date:
+        return self.start.date()
+
+    @property
+    def last_day(self) -> date:
+        return (self.end - timedelta(seconds=1)).date()
+
+    def contains(self, when: datetime | None) -> bool:
+        return when is not None and self.start <= when < self.end
+
+
+def week_period(key: str) -> Period:
+    """The ISO week ``YYYY-Www`` (Monday 00:00 UTC to the next Monday)."""
+    m = _WEEK.match(key.strip())
+    if not m:
+        raise InputError(f"--week must look like 2026-W21, got {key!r:.40}")
+    year, week = int(m.group(1)), int(m.group(2))
+    try:
+        monday = date.fromisocalendar(year, week, 1)
+    except ValueError:
+        raise InputError(f"--week {key}: year {year} has no ISO week {week}") from None
+    start = datetime(monday.year, monday.month, monday.day, tzinfo=UTC)
+    return Period(f"{year:04d}-W{week:02d}", start, start + timedelta(days=7))
+
+
+def week_key(when: datetime) -> str:
+    iso = when.astimezone(UTC).isocalendar()
+    return f"{iso.year:04d}-W{iso.week:02d}"
+
+
+def last_complete_week(now: datetime | None = None) -> Period:
+    """The latest ISO week that ended before ``now`` (UTC)."""
+    now = (now or datetime.now(UTC)).astimezone(UTC)
+    return week_period(week_key(now - timedelta(days=7)))
+
+
+def _day(text: str, flag: str) -> date:
+    try:
+        return date.fromisoformat(text.strip())
+    except ValueError:
+        raise InputError(f"{flag} must be a date like 2026-05-18, got {text!r:.40}") from None
+
+
+def period_for(
+    week: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    *,
+    now: datetime | None = None,
+) -> Period:
+    """``--week``, or ``--since``/``--until`` (inclusive days), or the last complete week."""
+    if week and (since or until):
+        raise InputError("give either --week or --since/--until, not both")
+    if week:
+        return week_period(week)
+    if since or until:
+        if not (since and until):
+            raise InputError("--since and --until go together")
+        first, last = _day(since, "--since"), _day(until, "--until")
+        if last < first:
+            raise InputError(f"--until {last} is before --since {first}")
+        start = datetime(first.year, first.month, first.day, tzinfo=UTC)
+        end = datetime(last.year, last.month, last.day, tzinfo=UTC) + timedelta(days=1)
+        return Period(f"{first}..{last}", start, end)
+    return last_complete_week(now)
+
+
+def period_from_key(key: str) -> Period:
+    """The period a ledger or site key names (``2026-W21`` or ``A..B``)."""
+    if ".." in key:
+        since, until = key.split("..", 1)
+        return period_for(since=since, until=until)
+    return week_period(key)
+
+
+def parse_time(text: str | None) -> datetime | None:
+    """A stored ISO timestamp as an aware UTC datetime (no zone given means UTC)."""
+    if not text:
+        return None
+    s = text.strip().replace(" ", "T")
+    if s.endswith("Z"):
+        s = s[:-1] + "+00:00"
+    try:
+        dt = datetime.fromisoformat(s)
+    except ValueError:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return dt.astimezone(UTC)
+
+
+# --- gathering ------------------------------------------------------------------------------
+
+
+@dataclass
+class PrItem:
+    number: int | None
+    ref: str
+    title: str
+    state: str
+    url: str | None
+    author: str | None
+    when: str  # the day of the event that put it in this list, YYYY-MM-DD
+
+    @property
+    def label(self) -> str:
+        return f"#{self.number}" if self.number is not None else self.ref.removeprefix("sha:")[:12]
+
+
+@dataclass
+class LevelChange:
+    class_name: str
+    file: str
+    before: str | None
+    after: str | None
+    direction: str
+    pr: PrItem
+
+
+@dataclass
+class FindingItem:
+    rule: str
+    class_name: str
+    file: str
+    message_en: str
+    message_zh: str
+    pr: PrItem
+
+
+@dataclass
+class RiskItem:
+    pr: PrItem
+    codes: list[str]
+
+
+@dataclass
+class RelationItem:
+    source: str
+    target: str
+    type: str
+    evidence: str
+    source_number: int | None
+    target_number: int | None
+
+
+@dataclass
+class Digest:
+    period: Period
+    profile: Profile
+    opened: list[PrItem] = field(default_factory=list)
+    merged: list[PrItem] = field(default_factory=list)
+    closed: list[PrItem] = field(default_factory=list)
+    level_changes: list[LevelChange] = field(default_factory=list)
+    findings: list[FindingItem] = field(default_factory=list)
+    risks: list[RiskItem] = field(default_factory=list)
+    relations: list[RelationItem] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not (
+            self.opened or self.merged or self.closed or self.level_changes or self.findings
+            or self.relations
+        )
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "opened": len(self.opened),
+            "merged": len(self.merged),
+            "closed": len(self.closed),
+            "level_changes": len(self.level_changes),
+            "findings": len(self.findings),
+            "risks": len(self.risks),
+            "relations": len(self.relations),
+        }
+
+
+def _item(row: sqlite3.Row, when: datetime | None) -> PrItem:
+    return PrItem(
+        number=row["number"],
+        ref=row["ref"],
+        title=row["title"] or "",
+        state=row["state"],
+        url=row["url"],
+        author=row["author"],
+        when=when.date().isoformat() if when else "",
+    )
+
+
+def _sort_key(item: PrItem) -> tuple[str, int]:
+    return (item.when, item.number or 0)
+
+
+def gather(store: Store, period: Period, profile: Profile | None = None) -> Digest:
+    """Everything the digest says about ``period``, read from the knowledge base."""
+    profile = profile or load_profile()
+    dg = Digest(period, profile)
+    rows = store.conn.execute(
+        "SELECT id, repo, ref, number, title, state, url, author, created_at, merged_at, "
+        "closed_at FROM prs WHERE repo=?",
+        (profile.repo,),
+    ).fetchall()
+    in_week: dict[int, PrItem] = {}
+    merged_ids: list[tuple[int, PrItem]] = []
+    for row in rows:
+        created = parse_time(row["created_at"])
+        merged = parse_time(row["merged_at"])
+        closed = parse_time(row["closed_at"])
+        if period.contains(created):
+            it = _item(row, created)
+            dg.opened.append(it)
+            in_week.setdefault(row["id"], it)
+        if row["state"] == "merged" and period.contains(merged):
+            it = _item(row, merged)
+            dg.merged.append(it)
+            merged_ids.append((row["id"], it))
+            in_week[row["id"]] = it
+        elif row["state"] == "closed" and merged is None and period.contains(closed):
+            it = _item(row, closed)
+            dg.closed.append(it)
+            in_week[row["id"]] = it
+    for lst in (dg.opened, dg.merged, dg.closed):
+        lst.sort(key=_sort_key)
+    merged_ids.sort(key=lambda p: _sort_key(p[1]))
+
+    conn = store.conn
+    for pr_id, it in merged_ids:
+        for r in conn.execute(
+            "SELECT * FROM symbol_changes WHERE pr_id=? ORDER BY seq", (pr_id,)
+        ):
+            dg.level_changes.append(
+                LevelChange(
+                    r["class_name"], r["file"], r["before"], r["after"], r["direction"], it
+                )
+            )
+        for r in conn.execute("SELECT * FROM findings WHERE pr_id=? ORDER BY seq", (pr_id,)):
+            if r["rule"] == "patch-unavailable":
+                continue
+            dg.findings.append(
+                FindingItem(
+                    r["rule"], r["class_name"], r["file"], r["message_en"], r["message_zh"], it
+                )
+            )
+    for pr_id, it in sorted(in_week.items(), key=lambda p: _sort_key(p[1])):
+        codes = [
+            r["code"]
+            for r in conn.execute("SELECT code FROM risk_tags WHERE pr_id=?", (pr_id,))
+            if r["code"] in HIGHLIGHT_TAGS
+        ]
+        if codes:
+            dg.risks.append(RiskItem(it, sorted(codes, key=HIGHLIGHT_TAGS.index)))
+    keys = sorted({f"pr:{it.number}" for it in in_week.values() if it.number is not None})
+    if keys:
+        marks = ",".join("?" for _ in keys)
+        for r in conn.execute(
+            f"SELECT source, target, type, evidence FROM relations WHERE source IN ({marks}) "
+            f"OR target IN ({marks}) ORDER BY source, type, target",
+            (*keys, *keys),
+        ):
+            dg.relations.append(
+                RelationItem(
+                    r["source"], r["target"], r["type"], r["evidence"] or "",
+                    _pr_number(r["source"]), _pr_number(r["target"]),
+                )
+            )
+    return dg
+
+
+def _pr_number(key: str) -> int | None:
+    if key.startswith("pr:") and key[3:].isdigit():
+        return int(key[3:])
+    return None
+
+
+def digest_weeks(store: Store, profile: Profile | None = None) -> list[str]:
+    """Every ISO week in which a PR of the profile's repository opened, merged or closed,
+    oldest first (the site builds one page per week and an Atom feed from them)."""
+    profile = profile or load_profile()
+    weeks: set[str] = set()
+    for row in store.conn.execute(
+        "SELECT state, created_at, merged_at, closed_at FROM prs WHERE repo=?", (profile.repo,)
+    ):
+        merged = parse_time(row["merged_at"])
+        stamps = [parse_time(row["created_at"])]
+        if row["state"] == "merged":
+            stamps.append(merged)
+        elif row["state"] == "closed" and merged is None:
+            stamps.append(parse_time(row["closed_at"]))
+        weeks.update(week_key(t) for t in stamps if t is not None)
+    return sorted(weeks)
+
+
+# --- labels used by the templates ---------------------------------------------------------
+
+
+def direction_label(code: str, lang: str) -> str:
+    return label("directions", code, lang)
+
+
+def relation_label(code: str, lang: str) -> str:
+    return label("relations", code, lang)
+
+
+def risk_label(code: str, lang: str) -> str:
+    tag = risk_tag(code)
+    return tag.zh if lang == "zh" else tag.en
+
+
+def pr_link(item: PrItem | int | None, lang: str, site_url: str | None) -> str | None:
+    """``<site-url>/<lang>/pr/<N>.html`` with a site, else the PR's own URL (if known)."""
+    number = item if isinstance(item, int) or item is None else item.number
+    if site_url and number is not None:
+        return f"{site_url.rstrip('/')}/{lang}/pr/{number}.html"
+    if isinstance(item, PrItem):
+        return item.url
+    return None
+
+
+def digest_url(period: Period, lang: str, site_url: str | None) -> str | None:
+    if not site_url:
+        return None
+    return f"{site_url.rstrip('/')}/{lang}/digest/{period.key}.html"
+
+
+def check_lang(lang: str) -> list[str]:
+    """``zh``, ``en`` or ``both`` as the list of sections to render (Chinese first)."""
+    if lang == "both":
+        return list(LANGS)
+    if lang not in LANGS:
+        raise InputError(f"--lang must be zh, en or both, got {lang!r:.20}")
+    return [lang]
+
+
+
+
+# --- rendering -----------------------------------------------------------------------------
+
+FORMATS = ("text", "html", "fragment")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200e\u200f]")
+
+# Chinese for the digest's strings, used only while prkb.render.i18n (Babel catalogs) is absent.
+_FALLBACK_ZH: dict[str, str] = {
+    "Weekly digest": "周报",
+    "%(first)s to %(last)s (UTC)": "%(first)s 至 %(last)s（UTC）",
+    "Online: %(url)s": "在线阅读：%(url)s",
+    "Read online": "在线阅读",
+    "Nothing changed in this period: no pull request was opened, merged or closed.":
+        "本期没有变化：没有新开、合并或关闭的 PR。",
+    "Summary": "概览",
+    "Opened: %(opened)d, merged: %(merged)d, closed without merging: %(closed)d":
+        "新开：%(opened)d，已合并：%(merged)d，未合并关闭：%(closed)d",
+    "Level changes: %(n)d, new audit findings: %(f)d, new relations: %(r)d":
+        "级别变更：%(n)d，新审计发现：%(f)d，新关联：%(r)d",
+    "Merged": "已合并",
+    "Opened": "新开",
+    "Closed without merging": "未合并关闭",
+    "Level changes": "级别变更",
+    "Class": "类",
+    "Before": "变更前",
+    "After": "变更后",
+    "Change": "变化",
+    "New audit findings": "新审计发现",
+    "Risk highlights": "风险提示",
+    "New relations": "新关联",
+    ", ": "，",
+    "issue %(n)s": "issue %(n)s",
+    "commit %(sha)s": "提交 %(sha)s",
+    "prkb weekly digest of %(repo)s. Generated from the knowledge base; reply to the list "
+    "owner to unsubscribe.":
+        "prkb 自动生成的 %(repo)s 周报，内容来自知识库；如需退订请联系列表管理员。",
+}
+
+
+def _fallback_env(lang: str) -> Any:
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+
+    from ..paths import templates_dir
+
+    env = Environment(
+        loader=FileSystemLoader(str(templates_dir())),
+        autoescape=select_autoescape(enabled_extensions=("html", "html.j2", "xml")),
+        extensions=["jinja2.ext.i18n"],
+        undefined=StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    table = _FALLBACK_ZH if lang == "zh" else {}
+
+    def gettext(s: str) -> str:
+        return table.get(s, s)
+
+    def ngettext(s: str, p: str, n: int) -> str:
+        return gettext(s if n == 1 else p)
+
+    env.install_gettext_callables(gettext, ngettext, newstyle=True)  # type: ignore[attr-defined]
+    return env
+
+
+def _env(lang: str) -> Any:
+    """The shared i18n environment (Babel catalogs); a local one while those are absent."""
+    try:
+        from ..render.i18n import jinja_env  # type: ignore[import-not-found,unused-ignore]
+
+        return jinja_env(lang)
+    except (ImportError, InputError):
+        return _fallback_env(lang)
+
+
+def plain(text: Any) -> str:
+    """One line of untrusted text with control and bidi characters removed."""
+    return _CONTROL.sub("", " ".join(str(text).split()))
+
+
+def node_text(key: str, lang: str) -> str:
+    n = _pr_number(key)
+    if n is not None:
+        return f"#{n}"
+    kind, _, rest = key.partition(":")
+    if kind == "issue":
+        return f"issue #{rest}"
+    if kind == "commit":
+        return rest[:12]
+    return rest or key
+
+
+def _gettext(env: Any, text: str, **kw: Any) -> str:
+    """``text`` translated by ``env``'s catalog, with ``%(name)s`` filled from ``kw``."""
+    args = "".join(f", {k}={k}" for k in kw)
+    return str(env.from_string("{{ _(text" + args + ") }}").render(text=text, **kw))
+
+
+def digest_title(period: Period, lang: str, profile: Profile | None = None) -> str:
+    """The heading and (for zh/both) the subject: profile title, "weekly digest", the key."""
+    profile = profile or load_profile()
+    env = _env(lang)
+    name = profile.title_zh if lang == "zh" else profile.title_en
+    sep = " · "
+    return f"{name}{sep}{_gettext(env, 'Weekly digest')} {period.key}"
+
+
+def render_section(dg: Digest, lang: str, fmt: str, site_url: str | None = None) -> str:
+    """One language's part of the digest: ``text`` or an HTML ``fragment``."""
+    from markupsafe import Markup, escape
+
+    env = _env(lang)
+
+    def link(item: PrItem | int | None) -> str | None:
+        return pr_link(item, lang, site_url)
+
+    def node_html(key: str) -> Markup:
+        text = node_text(key, lang)
+        url = pr_link(_pr_number(key), lang, site_url) if _pr_number(key) is not None else None
+        if url:
+            return Markup('<a href="{}">{}</a>').format(url, text)
+        return escape(plain(text))
+
+    env.filters["plain"] = plain
+    env.filters["risk"] = lambda code: risk_label(code, lang)
+    values = {
+        "dg": dg,
+        "dg_title": digest_title(dg.period, lang, dg.profile),
+        "page_url": digest_url(dg.period, lang, site_url),
+        "html_lang": "zh-CN" if lang == "zh" else "en",
+        "link": link,
+        "node": lambda key: node_text(key, lang),
+        "node_html": node_html,
+        "direction": lambda code: direction_label(code, lang),
+        "relation": lambda code: relation_label(code, lang),
+        "risk": lambda code: risk_label(code, lang),
+        "finding": lambda f: f.message_zh if lang == "zh" and f.message_zh else f.message_en,
+    }
+    if fmt == "text":
+        out = env.get_template("digest/section.txt.j2").render(**values)
+        return _tidy_text(out)
+    return str(env.get_template("digest/section.html.j2").render(**values))
+
+
+def _tidy_text(text: str) -> str:
+    lines = [ln.rstrip() for ln in text.splitlines()]
+    out: list[str] = []
+    for ln in lines:
+        if not ln and (not out or not out[-1]):
+            continue
+        out.append(ln)
+    while out and not out[-1]:
+        out.pop()
+    return "\n".join(out) + "\n"
+
+
+def footer(lang: str, profile: Profile) -> str:
+    env = _env(lang)
+    return _gettext(
+        env,
+        "prkb weekly digest of %(repo)s. Generated from the knowledge base; reply to the list "
+        "owner to unsubscribe.",
+        repo=profile.repo,
+    )
+
+
+def render(dg: Digest, lang: str, fmt: str, site_url: str | None = None) -> str:
+    """The whole digest in ``lang`` (zh, en or both: Chinese then English) as ``fmt``."""
+    if fmt not in FORMATS:
+        raise InputError(f"digest format must be one of {', '.join(FORMATS)}, got {fmt!r:.20}")
+    langs = check_lang(lang)
+    sections = [render_section(dg, lg, "text" if fmt == "text" else "html", site_url)
+                for lg in langs]
+    first = langs[0]
+    if fmt == "text":
+        rule = "\n" + "—" * 40 + "\n\n"
+        return rule.join(sections) + "\n" + "\n".join(footer(lg, dg.profile) for lg in langs) + "\n"
+    if fmt == "fragment":
+        return "\n".join(sections)
+    import css_inline
+    from markupsafe import Markup
+
+    env = _env(first)
+    doc = env.get_template("digest/email.html.j2").render(
+        sections=[Markup(s) for s in sections],
+        subject=digest_title(dg.period, first, dg.profile),
+        html_lang="zh-CN" if first == "zh" else "en",
+        footer=" ".join(footer(lg, dg.profile) for lg in langs),
+    )
+    inliner = css_inline.CSSInliner(load_remote_stylesheets=False, keep_style_tags=False)
+    return str(inliner.inline(doc))
+
+
+def render_digest(
+    store: Store,
+    week: str,
+    lang: str,
+    fmt: str,
+    *,
+    site_url: str | None = None,
+    profile: Profile | None = None,
+) -> str:
+    """The digest of ``week`` (a key from :func:`digest_weeks` or ``A..B``) in ``lang``
+    (zh, en, both) as ``fmt``: ``text``, ``html`` (a whole document with inlined CSS, as
+    mailed) or ``fragment`` (the sections only, for a site page)."""
+    dg = gather(store, period_from_key(week), profile)
+    return render(dg, lang, fmt, site_url)
