@@ -1,0 +1,363 @@
+"""Consistency audit of a source tree at one revision, read from git objects (no checkout).
+
+For each metadata builder (a class below an ``audit.builder_bases`` class, resolved across
+modules) it computes the effective level (first declaration along the MRO, else the profile
+default), whether the level is dynamic (an overridden ``profile.methods`` method, or a
+conditional value), and the spec-decode readiness decided by the profile's rule module; the rule
+module turns inconsistent builders into findings.
+
+:class:`AuditCache` keeps parsed facts by blob sha, so auditing many revisions of one repository
+costs one ``git ls-tree`` plus parsing the few blobs that changed.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+import hashlib
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from types import ModuleType
+from typing import Any
+
+from ..errors import InputError
+from ..gitobj import GitRepo
+from ..models import Finding
+from ..profile import Profile
+from .hierarchy import ClassRef, Hierarchy, ModuleFacts, module_name, read_imports
+from .symbols import SourceError, parse_classes
+
+Warn = Callable[[str], None]
+
+
+def _no_warn(msg: str) -> None:
+    del msg
+
+
+@dataclass
+class BuilderInfo:
+    class_name: str
+    file: str
+    lineno: int
+    backend_name: str | None
+    declared: str | None  # value declared in this class itself
+    effective: str  # the value in force (declared or inherited), maybe an expression
+    declared_in: str | None  # class that declares the effective value (None: profile default)
+    declared_attr: str | None  # the family spelling used there
+    dynamic: bool
+    dynamic_reason: str | None
+    condition: str | None  # the test of a conditional value
+    levels: list[str]  # plain levels the effective value can take (branches of a conditional)
+    is_mla: bool
+    spec_ready: bool | None
+    spec_reason: str
+    bases: list[str] = field(default_factory=list)
+    ancestors: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "class": self.class_name,
+            "file": self.file,
+            "line": self.lineno,
+            "backend": self.backend_name,
+            "declared": self.declared,
+            "declared_attr": self.declared_attr,
+            "effective": self.effective,
+            "declared_in": self.declared_in,
+            "levels": self.levels,
+            "dynamic": self.dynamic,
+            "dynamic_reason": self.dynamic_reason,
+            "condition": self.condition,
+            "is_mla": self.is_mla,
+            "spec_ready": self.spec_ready,
+            "spec_reason": self.spec_reason,
+            "bases": self.bases,
+            "ancestors": self.ancestors,
+        }
+
+
+@dataclass
+class AuditResult:
+    rev: str
+    builders: list[BuilderInfo]
+    findings: list[Finding]
+    warnings: list[str] = field(default_factory=list)
+
+    def builder(self, name: str) -> BuilderInfo | None:
+        for b in self.builders:
+            if b.class_name == name or b.class_name.rsplit(".", 1)[-1] == name:
+                return b
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rev": self.rev,
+            "builders": [b.to_json() for b in self.builders],
+            "findings": [f.to_json() for f in self.findings],
+            "warnings": self.warnings,
+        }
+
+    def summary(self) -> str:
+        lines = [f"audit of {self.rev[:12]}: {len(self.builders)} builders, "
+                 f"{len(self.findings)} findings"]
+        for f in self.findings:
+            lines.append(f"  {f.rule}  {f.file}  {f.class_name}")
+            lines.append(f"    {f.message_en}")
+        return "\n".join(lines)
+
+
+def builder_levels_rows(result: AuditResult) -> list[dict[str, Any]]:
+    """Rows in the shape the git collector stores in ``builder_levels``."""
+    return [
+        {
+            "class": b.class_name,
+            "file": b.file,
+            "declared": b.declared,
+            "effective": b.effective,
+            "dynamic": b.dynamic,
+            "spec_ready": b.spec_ready,
+        }
+        for b in result.builders
+    ]
+
+
+# --- values ---------------------------------------------------------------------------------
+
+
+def value_levels(text: str, profile: Profile) -> tuple[list[str], str | None]:
+    """Plain levels an effective value can take, and the condition when it is conditional.
+
+    ``"UNIFORM_BATCH"`` -> (["UNIFORM_BATCH"], None); ``"E.ALWAYS if v == 3 else E.UNIFORM_BATCH"``
+    -> (["ALWAYS", "UNIFORM_BATCH"], "v == 3"). Unknown expressions give no levels.
+    """
+    if text in profile.levels:
+        return [text], None
+    src = text.replace("<unset>", "__unset__").replace("<inherited>", "__inherited__")
+    try:
+        node = ast.parse(src, mode="eval").body
+    except SyntaxError:
+        return [], None
+    conds: list[str] = []
+    levels: list[str] = []
+
+    def walk(n: ast.expr) -> None:
+        if isinstance(n, ast.IfExp):
+            conds.append(" ".join(ast.unparse(n.test).split()))
+            walk(n.body)
+            walk(n.orelse)
+            return
+        name = n.attr if isinstance(n, ast.Attribute) else n.id if isinstance(n, ast.Name) else None
+        if name is not None:
+            lv = profile.normalize_level(name)
+            if lv in profile.levels and lv not in levels:
+                levels.append(lv)
+
+    walk(node)
+    return levels, ("; ".join(conds) if conds else None)
+
+
+# --- cache ----------------------------------------------------------------------------------
+
+
+class AuditCache:
+    """Parsed module facts by blob sha, shared across the revisions of one repository."""
+
+    def __init__(self) -> None:
+        self.facts: dict[str, ModuleFacts | None] = {}  # blob sha@path-kind -> facts (None: skip)
+        self.warned: set[str] = set()
+        self.parsed = 0
+        self._last_key: str | None = None
+        self._last: tuple[list[BuilderInfo], list[str]] | None = None
+
+
+def _rule_module(profile: Profile) -> ModuleType | None:
+    if not profile.rules:
+        return None
+    try:
+        return importlib.import_module(f"prkb.analyze.rules.{profile.rules}")
+    except ImportError as e:
+        raise InputError(f"profile {profile.name}: unknown rule module {profile.rules!r}") from e
+
+
+def _load_modules(
+    repo: GitRepo, sha: str, profile: Profile, cache: AuditCache, warn: Warn
+) -> dict[str, ModuleFacts]:
+    audit = profile.audit
+    scan = [str(p) for p in audit.get("scan_paths", [])] or None
+    markers = [str(m) for m in audit.get("file_markers", [])]
+    glob = profile.raw.get("profile", {}).get("python_glob", "*.py")
+    extra = tuple(str(a) for a in [audit.get("query_len_attr")] if a)
+    calls = tuple(str(c) for c in [audit.get("reorder_call")] if c)
+    out: dict[str, ModuleFacts] = {}
+    for entry in repo.ls_tree(sha, scan):
+        if entry.type != "blob" or not fnmatch.fnmatch(entry.path.rsplit("/", 1)[-1], glob):
+            continue
+        key = f"{entry.sha}:{entry.path.endswith('__init__.py')}:{module_name(entry.path)}"
+        if key in cache.facts:
+            mf = cache.facts[key]
+            if mf is not None:
+                out[entry.path] = mf
+            continue
+        text = repo.read_text(entry.sha)
+        if text is None:
+            msg = f"{entry.path}: blob {entry.sha[:12]} is missing from the repository; skipped"
+            if msg not in cache.warned:
+                cache.warned.add(msg)
+                warn(msg)
+            continue  # not cached: the object may arrive later
+        if markers and not any(m in text for m in markers):
+            cache.facts[key] = None
+            continue
+        try:
+            classes = parse_classes(text, profile, extra_attrs=extra, calls=calls,
+                                    filename=entry.path)
+        except SourceError as e:
+            msg = f"{entry.path}: {e}; skipped"
+            if msg not in cache.warned:
+                cache.warned.add(msg)
+                warn(msg)
+            cache.facts[key] = None
+            continue
+        cache.parsed += 1
+        mod = module_name(entry.path)
+        mf = ModuleFacts(classes, read_imports(text, mod, entry.path.endswith("__init__.py")))
+        cache.facts[key] = mf
+        out[entry.path] = mf
+    return out
+
+
+def audit_revision(
+    repo: GitRepo,
+    rev: str,
+    profile: Profile,
+    *,
+    warn: Warn | None = None,
+    cache: AuditCache | None = None,
+) -> AuditResult:
+    """Builders and findings of the tree at ``rev`` (any revision name git understands)."""
+    warn = warn or _no_warn
+    cache = cache if cache is not None else AuditCache()
+    sha = repo.resolve(rev)
+    modules = _load_modules(repo, sha, profile, cache, warn)
+    key = hashlib.sha256(
+        "\n".join(f"{p}\0{id(m)}" for p, m in sorted(modules.items())).encode()
+    ).hexdigest()
+    if cache._last_key == key and cache._last is not None:
+        builders = [replace(b) for b in cache._last[0]]
+    else:
+        builders = compute_builders(modules, profile)
+        cache._last_key, cache._last = key, (builders, [])
+        builders = [replace(b) for b in builders]
+    rules = _rule_module(profile)
+    findings: list[Finding] = []
+    if rules is not None:
+        for b in builders:
+            findings.extend(rules.findings_for(b, profile, sha))
+    return AuditResult(sha, builders, findings, sorted(cache.warned))
+
+
+def compute_builders(modules: dict[str, ModuleFacts], profile: Profile) -> list[BuilderInfo]:
+    audit = profile.audit
+    roots = set(audit.get("builder_bases", []))
+    mla_roots = set(audit.get("mla_bases", []))
+    family = list(profile.family)
+    methods = set(profile.methods)
+    rules = _rule_module(profile)
+    hier = Hierarchy(modules)
+    backends = _backend_names(hier, profile)
+    out: list[BuilderInfo] = []
+    for ref in hier.all_classes():
+        if "<locals>" in ref.qual:
+            continue
+        mro = hier.mro(ref)
+        if ref.name in roots or not any(c.name in roots for c in mro[1:]):
+            continue
+        facts = hier.facts(ref)
+        assert facts is not None
+        # links below the root builder base: the builder and its builder ancestors
+        declared_in: str | None = None
+        declared_attr: str | None = None
+        effective = profile.default_level
+        for c in mro:
+            cf = hier.facts(c)
+            if cf is None:
+                continue
+            spelled = [a for a in family if a in cf.values]
+            if spelled:
+                declared_attr = spelled[-1]  # the newest spelling wins
+                effective = cf.values[declared_attr]
+                declared_in = c.qual
+                break
+        own = [a for a in family if a in facts.values]
+        declared = facts.values[own[-1]] if own else None
+        levels, condition = value_levels(effective, profile)
+        dyn_reasons = []
+        for c in mro:
+            if c.name in roots:
+                break
+            cf = hier.facts(c)
+            if cf is not None and cf.methods & methods:
+                who = "" if c == ref else f" in {c.qual}"
+                dyn_reasons.append(f"overrides {', '.join(sorted(cf.methods & methods))}{who}")
+                break
+        if condition:
+            dyn_reasons.append(f"conditional value: {condition}")
+        is_mla = any(c.name in mla_roots for c in mro)
+        spec_ready: bool | None = None
+        spec_reason = ""
+        if rules is not None and hasattr(rules, "spec_readiness"):
+            chain = []
+            for c in mro:
+                role = (
+                    "root" if c.name in roots else "mla_root" if c.name in mla_roots else "builder"
+                )
+                chain.append(rules.Link(c.qual, hier.facts(c), role))
+            spec_ready, spec_reason = rules.spec_readiness(chain, is_mla, profile)
+        out.append(
+            BuilderInfo(
+                class_name=ref.qual,
+                file=ref.file,
+                lineno=facts.lineno,
+                backend_name=backends.get(ref),
+                declared=declared,
+                effective=effective,
+                declared_in=declared_in,
+                declared_attr=declared_attr,
+                dynamic=bool(dyn_reasons),
+                dynamic_reason="; ".join(dyn_reasons) or None,
+                condition=condition,
+                levels=levels,
+                is_mla=is_mla,
+                spec_ready=spec_ready,
+                spec_reason=spec_reason,
+                bases=list(facts.bases),
+                ancestors=[c.qual for c in mro[1:]],
+            )
+        )
+    out.sort(key=lambda b: (b.file, b.lineno))
+    return out
+
+
+def _backend_names(hier: Hierarchy, profile: Profile) -> dict[ClassRef, str]:
+    """Builder -> registered backend name(s), from ``get_name()`` and ``get_builder_cls()``."""
+    audit = profile.audit
+    name_m = str(audit.get("backend_name_method", "get_name"))
+    builder_m = str(audit.get("backend_builder_method", "get_builder_cls"))
+    found: dict[ClassRef, list[str]] = {}
+    for ref in hier.all_classes():
+        cf = hier.facts(ref)
+        if cf is None or builder_m not in cf.returns_name:
+            continue
+        name = None
+        for c in hier.mro(ref):
+            f = hier.facts(c)
+            if f is not None and name_m in f.returns_str:
+                name = f.returns_str[name_m]
+                break
+        if name is None:
+            continue
+        target = hier.resolve(ref.file, cf.returns_name[builder_m])
+        if target is not None and name not in found.setdefault(target, []):
+            found[target].append(name)
+    return {k: ", ".join(v) for k, v in found.items()}
