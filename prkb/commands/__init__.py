@@ -8,6 +8,8 @@ from typing import Any
 COMMAND_MODULES = [
     "kbcmds",      # demo, import, export, list, show, report
     "gitcmds",     # collect git, audit
+    "githubcmds",  # collect github
+    "digestcmds",  # digest (weekly email, exactly once)
 ]
 
 _GROUPS: dict[tuple[int, str], Any] = {}
