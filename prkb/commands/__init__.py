@@ -9,6 +9,7 @@ COMMAND_MODULES = [
     "kbcmds",      # demo, import, export, list, show, report
     "gitcmds",     # collect git, audit
     "githubcmds",  # collect github
+    "githubcmds",  # collect github
     "digestcmds",  # digest (weekly email, exactly once)
 ]
 
