@@ -1,0 +1,126 @@
+"""matrix, docs-drift."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from ..errors import InputError
+from ..progress import warn
+from . import profile_of
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "matrix",
+        parents=[common],
+        help="support matrix: every metadata builder's CUDA graph level at a revision",
+        description=(
+            "One row per metadata builder at REV, read from git objects: registered backend name "
+            "(from get_name()/get_builder_cls() where static), builder class, file, declared and "
+            "effective level (inherited where not declared), whether it is dynamic (and the "
+            "condition), spec-decode readiness as the audit computes it, and, when a knowledge "
+            "base exists (--db, $PRKB_DB or ./prkb.sqlite), the PR that last changed the "
+            "declaration. Markdown output uses the columns of the project's docs table plus "
+            "these extras. With --history, reads the levels the git collector recorded at each "
+            "collected commit instead (no PATH needed)."
+        ),
+    )
+    p.add_argument("path", nargs="?", help="path of the git repository (work tree or bare)")
+    p.add_argument("--rev", default="HEAD", help="revision to read (default: HEAD)")
+    p.add_argument("--format", choices=["md", "json"], default="md", help="output format")
+    p.add_argument("--history", action="store_true",
+                   help="per builder, its level at each commit collected in the knowledge base")
+    p.set_defaults(func=cmd_matrix)
+
+    p = sub.add_parser(
+        "docs-drift",
+        parents=[common],
+        help="compare the documentation's backend table with the code at a revision",
+        description=(
+            "Reads the backend table of a Markdown document at REV (default: the profile's "
+            "docs.table_doc) and reports stale rows (documented level differs from the code), "
+            "missing builders (level not the default but not listed, while the document says "
+            "unlisted means the default) and orphan rows (no builder matches). Exit code 1 when "
+            "there is drift, 0 when none, 2 when the table cannot be found or parsed."
+        ),
+    )
+    p.add_argument("path", help="path of the git repository (work tree or bare)")
+    p.add_argument("--rev", default="HEAD", help="revision to read (default: HEAD)")
+    p.add_argument("--doc", default=None, help="the Markdown file inside the repository")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=cmd_docs_drift)
+
+
+def _store_if_present(args: argparse.Namespace) -> Any:
+    from ..paths import default_db_path
+    from ..store import Store
+
+    path = default_db_path(getattr(args, "db", None))
+    if not path.exists():
+        return None
+    return Store(path)
+
+
+def cmd_matrix(args: argparse.Namespace) -> int:
+    from ..matrix import history_markdown, matrix_history, matrix_rows, to_markdown
+
+    profile = profile_of(args)
+    if args.history:
+        store = _store_if_present(args)
+        if store is None:
+            raise InputError("matrix --history needs a knowledge base (--db, $PRKB_DB or "
+                             "./prkb.sqlite) filled by 'prkb collect git'")
+        with store:
+            hist = matrix_history(store)
+        if args.format == "json":
+            print(json.dumps(hist, ensure_ascii=False, indent=1))
+        else:
+            print(history_markdown(hist), end="")
+        return 0
+    if not args.path:
+        raise InputError("matrix needs PATH (a git repository), or --history")
+    from ..analyze.audit import audit_revision
+    from ..gitobj import GitRepo
+
+    with GitRepo(args.path) as repo:
+        result = audit_revision(repo, args.rev, profile, warn=warn)
+    store = _store_if_present(args)
+    try:
+        rows = matrix_rows(result, profile, store)
+    finally:
+        if store is not None:
+            store.close()
+    if args.format == "json":
+        print(json.dumps({"rev": result.rev, "rows": rows}, ensure_ascii=False, indent=1))
+    else:
+        print(to_markdown(rows, profile, result.rev), end="")
+    return 0
+
+
+def cmd_docs_drift(args: argparse.Namespace) -> int:
+    from ..analyze.audit import audit_revision
+    from ..docsdrift import TableError, check_drift, parse_table
+    from ..gitobj import GitRepo
+
+    profile = profile_of(args)
+    doc = args.doc or str(profile.docs.get("table_doc", ""))
+    if not doc:
+        raise InputError("no --doc given and the profile names no docs.table_doc")
+    with GitRepo(args.path) as repo:
+        sha = repo.resolve(args.rev)
+        entries = [e for e in repo.ls_tree(sha, [doc]) if e.path == doc and e.type == "blob"]
+        if not entries:
+            raise TableError(f"{doc}: no such file at {args.rev}")
+        text = repo.read_text(entries[0].sha)
+        if text is None:
+            raise TableError(f"{doc}: blob missing from the repository")
+        table = parse_table(text, profile)
+        result = audit_revision(repo, sha, profile, warn=warn)
+    report = check_drift(result, table, profile, doc)
+    if args.json:
+        print(json.dumps(report.to_json(), ensure_ascii=False, indent=1))
+    else:
+        print(report.summary())
+    return 1 if report.drift else 0
