@@ -1,0 +1,221 @@
+"""The weekly digest: week arithmetic, what it gathers from a real KB, text/HTML, .eml, CLI."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from email import message_from_bytes
+from email.policy import default as default_policy
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from prkb.cli import main
+from prkb.errors import InputError
+from prkb.kb import ingest
+from prkb.profile import load_profile
+from prkb.publish import digest as dg
+from prkb.store import Store
+
+WEEK = "2026-W21"  # Monday 2026-05-18 to Sunday 2026-05-24
+EVIL = "Fix <script>alert(1)</script> & \x1b[31m修复 TritonMLA"
+ZH_TITLE = "注意力元数据构建器的 CUDA Graph 支持 · 周报 2026-W21"
+
+
+def _rec(number: int, **kw: Any) -> dict[str, Any]:
+    rec: dict[str, Any] = {
+        "number": number,
+        "title": kw.pop("title", f"[ROCm] change {number}"),
+        "state": kw.pop("state", "merged"),
+        "html_url": f"https://github.com/vllm-project/vllm/pull/{number}",
+        "user": {"login": "someone"},
+        "source": "curated",
+        "files": kw.pop("files", [
+            {"filename": "vllm/v1/attention/backends/mla/triton_mla.py", "status": "modified"}
+        ]),
+        "prkb": {"repo": "vllm-project/vllm", **kw.pop("prkb", {"symbol_changes": []})},
+    }
+    rec.update(kw)
+    return rec
+
+
+def digest_kb(tmp_path: Path) -> Path:
+    """A KB with PRs inside, before and after 2026-W21, and one relation."""
+    db = tmp_path / "kb.sqlite"
+    profile = load_profile()
+    records = [
+        _rec(
+            101, title=EVIL, created_at="2026-05-10T09:00:00Z", merged_at="2026-05-19T08:00:00Z",
+            prkb={
+                "symbol_changes": [{
+                    "file": "vllm/v1/attention/backends/mla/triton_mla.py",
+                    "class": "TritonMLAMetadataBuilder", "attr": "_cudagraph_support",
+                    "before": "UNIFORM_BATCH", "after": "UNIFORM_SINGLE_TOKEN_DECODE",
+                    "direction": "lowered",
+                }],
+                "findings": [{
+                    "rule": "cg-uniform-without-spec-decode",
+                    "file": "vllm/v1/attention/backends/mla/triton_mla.py",
+                    "class": "TritonMLAMetadataBuilder",
+                    "message_en": "declares UNIFORM_BATCH without spec-decode reordering",
+                    "message_zh": "声明 UNIFORM_BATCH 但未启用推测解码重排",
+                }],
+            },
+        ),
+        _rec(102, state="open", title="[XPU] open this week", created_at="2026-05-20T12:00:00"),
+        _rec(103, state="closed", title="[CPU] closed unmerged", created_at="2026-05-01T00:00:00Z",
+             closed_at="2026-05-24T23:59:59Z"),
+        _rec(104, title="merged next week", created_at="2026-05-01T00:00:00Z",
+             merged_at="2026-05-25T00:00:00Z"),
+        _rec(105, title="merged last week", created_at="2026-05-01T00:00:00Z",
+             merged_at="2026-05-17T23:59:59Z"),
+    ]
+    with Store(db) as store:
+        for rec in records:
+            ingest(store, rec, profile)
+        with store.transaction() as conn:
+            conn.execute(
+                "INSERT INTO relations(source, target, type, evidence, confidence, origin) "
+                "VALUES ('pr:101', 'pr:90', 'fixes-regression-from', 'text', 0.9, 'text')"
+            )
+    return db
+
+
+# --- weeks ------------------------------------------------------------------------------------
+
+
+def test_iso_week_bounds_and_default_week() -> None:
+    p = dg.week_period("2026-W21")
+    assert p.start == datetime(2026, 5, 18, tzinfo=UTC)
+    assert p.end == datetime(2026, 5, 25, tzinfo=UTC)
+    assert (str(p.first_day), str(p.last_day)) == ("2026-05-18", "2026-05-24")
+    # ISO week 1 of 2027 starts on Monday 2027-01-04; 2026 has a week 53.
+    assert dg.week_period("2027-W01").start == datetime(2027, 1, 4, tzinfo=UTC)
+    assert dg.week_period("2026-W53").first_day.isoformat() == "2026-12-28"
+    # Default: the last complete week, also across a year boundary.
+    assert dg.last_complete_week(datetime(2026, 5, 25, 0, 0, 1, tzinfo=UTC)).key == WEEK
+    assert dg.last_complete_week(datetime(2026, 5, 24, 23, 59, tzinfo=UTC)).key == "2026-W20"
+    assert dg.last_complete_week(datetime(2027, 1, 5, tzinfo=UTC)).key == "2026-W53"
+    assert dg.period_for(now=datetime(2026, 5, 27, tzinfo=UTC)).key == WEEK
+
+
+def test_since_until_and_bad_periods() -> None:
+    p = dg.period_for(since="2026-05-01", until="2026-05-07")
+    assert p.key == "2026-05-01..2026-05-07"
+    assert p.end == datetime(2026, 5, 8, tzinfo=UTC)
+    assert dg.period_from_key(p.key) == p
+    for kw in (
+        {"week": "2025-W53"}, {"week": "2026-21"}, {"since": "2026-05-01"},
+        {"since": "2026-05-07", "until": "2026-05-01"}, {"since": "May 1", "until": "2026-05-07"},
+        {"week": WEEK, "since": "2026-05-01", "until": "2026-05-02"},
+    ):
+        with pytest.raises(InputError):
+            dg.period_for(**kw)
+
+
+def test_parse_time_treats_naive_as_utc() -> None:
+    assert dg.parse_time("2026-05-18T00:00:00") == datetime(2026, 5, 18, tzinfo=UTC)
+    assert dg.parse_time("2026-05-18T02:00:00+02:00") == datetime(2026, 5, 18, tzinfo=UTC)
+    assert dg.parse_time("2026-05-18T00:00:00Z") == datetime(2026, 5, 18, tzinfo=UTC)
+    assert dg.parse_time(None) is None and dg.parse_time("garbage") is None
+
+
+# --- gathering --------------------------------------------------------------------------------
+
+
+def test_gather_picks_the_weeks_events_only(tmp_path: Path) -> None:
+    with Store(digest_kb(tmp_path)) as store:
+        d = dg.gather(store, dg.week_period(WEEK))
+        assert [i.number for i in d.merged] == [101]
+        assert [i.number for i in d.opened] == [102]
+        assert [i.number for i in d.closed] == [103]
+        assert [(c.class_name, c.before, c.after, c.pr.number) for c in d.level_changes] == [
+            ("TritonMLAMetadataBuilder", "UNIFORM_BATCH", "UNIFORM_SINGLE_TOKEN_DECODE", 101)
+        ]
+        assert [(f.rule, f.pr.number) for f in d.findings] == [
+            ("cg-uniform-without-spec-decode", 101)
+        ]
+        risks = {r.pr.number: r.codes for r in d.risks}
+        assert risks[101] == ["core-path", "missing-tests"]
+        assert [(r.source, r.type, r.target) for r in d.relations] == [
+            ("pr:101", "fixes-regression-from", "pr:90")
+        ]
+        assert not d.empty
+        assert dg.gather(store, dg.week_period("2026-W17")).empty
+        assert dg.gather(store, dg.week_period("2026-W22")).merged[0].number == 104
+        assert dg.digest_weeks(store) == ["2026-W18", "2026-W19", "2026-W20", WEEK, "2026-W22"]
+
+
+def test_text_is_plain_and_html_is_escaped_with_inlined_css(tmp_path: Path) -> None:
+    site = "https://kb.example.org/prkb"
+    with Store(digest_kb(tmp_path)) as store:
+        text = dg.render_digest(store, WEEK, "both", "text", site_url=site)
+        html = dg.render_digest(store, WEEK, "both", "html", site_url=site)
+        frag = dg.render_digest(store, WEEK, "en", "fragment")
+    # Plain style: "•" bullets, no Markdown markup, no control characters; Chinese first.
+    assert text.index(ZH_TITLE) < text.index("Weekly digest 2026-W21")
+    assert "• TritonMLAMetadataBuilder: UNIFORM_BATCH -> UNIFORM_SINGLE_TOKEN_DECODE" in text
+    assert "\x1b" not in text and "**" not in text and "##" not in text
+    assert "#101 修复其引入的问题 #90" in text and "#101 fixes a regression from #90" in text
+    assert f"{site}/zh/pr/101.html" in text and f"{site}/en/pr/101.html" in text
+    assert "核心路径变更" in text and "missing test coverage" in text
+    assert "声明 UNIFORM_BATCH 但未启用推测解码重排" in text
+    assert "#104" not in text and "#105" not in text
+    # HTML: untrusted title escaped, no script, CSS inlined (no <style> left), table present.
+    assert "<script" not in html.lower()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp;" in html
+    assert "<style" not in html and 'style="' in html
+    assert "<table" in html and "<td" in html
+    assert f'href="{site}/zh/pr/101.html"' in html and f'href="{site}/en/pr/90.html"' in html
+    assert f'href="{site}/zh/digest/{WEEK}.html"' in html
+    # Without a site the PR's own URL is the link; the fragment is a section, not a document.
+    assert 'href="https://github.com/vllm-project/vllm/pull/101"' in frag
+    assert frag.lstrip().startswith("<section") and "<html" not in frag
+
+
+def test_cli_preview_eml_and_empty_week(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    db = digest_kb(tmp_path)
+    monkeypatch.delenv("PRKB_MAIL_FROM", raising=False)
+    assert main(["--db", str(db), "digest", "--week", WEEK, "--lang", "zh"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(ZH_TITLE) and "\x1b" not in out
+
+    eml = tmp_path / "d.eml"
+    assert main(["--db", str(db), "digest", "--week", WEEK, "-o", str(eml), "--to",
+                 "team@example.org", "--from", "bot@kb.example.org",
+                 "--site-url", "https://s.example"]) == 0
+    msg = message_from_bytes(eml.read_bytes(), policy=default_policy)
+    assert str(msg["Subject"]) == ZH_TITLE
+    assert msg.get_content_type() == "multipart/alternative"
+    assert msg["Message-ID"].endswith("@kb.example.org>") and msg["Date"]
+    assert msg["List-Id"] == "prkb digest <vllm-cudagraph.prkb.local>"
+    plain = msg.get_body(("plain",))
+    html = msg.get_body(("html",))
+    assert plain is not None and html is not None
+    assert plain.get_content_charset() == "utf-8" and "级别变更" in plain.get_content()
+    assert "https://s.example/en/pr/101.html" in html.get_content()
+    assert not list(tmp_path.glob(".d.eml.*"))  # the temp file was renamed, not left
+
+    # An empty week says so and writes nothing, unless --send-empty.
+    empty = tmp_path / "empty.eml"
+    assert main(["--db", str(db), "digest", "--week", "2026-W17", "-o", str(empty)]) == 0
+    assert "nothing changed" in capsys.readouterr().out and not empty.exists()
+    assert main(["--db", str(db), "digest", "--week", "2026-W17", "-o", str(empty),
+                 "--send-empty", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["empty"] is True
+    body = message_from_bytes(empty.read_bytes(), policy=default_policy).get_body(("plain",))
+    assert body is not None and "本期没有变化" in body.get_content()
+
+
+def test_cli_rejects_bad_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = digest_kb(tmp_path)
+    assert main(["--db", str(db), "digest", "--week", "2026-21"]) == 2
+    assert "2026-W21" in capsys.readouterr().err
+    assert main(["--db", str(db), "digest", "--week", WEEK, "--send", "--to", "a@example.org",
+                 "-o", str(tmp_path / "x.eml")]) == 2
+    assert main(["--db", str(db), "digest", "--week", WEEK, "--send", "--to",
+                 "a@example.org\r\nBcc: x@evil.example", "--smtp-host", "127.0.0.1",
+                 "--from", "bot@example.org"]) == 2
+    assert "not an email address" in capsys.readouterr().err
