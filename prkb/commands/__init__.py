@@ -8,6 +8,7 @@ from typing import Any
 COMMAND_MODULES = [
     "kbcmds",      # demo, import, export, list, show, report
     "gitcmds",     # collect git, audit
+    "graphcmds",   # graph, timeline, lineage
     "matrixcmds",  # matrix, docs-drift
     "githubcmds",  # collect github
     "digestcmds",  # digest (weekly email, exactly once)

@@ -1,0 +1,482 @@
+"""PR-to-PR relations read from code: the symbol timeline and the line lineage.
+
+- The **symbol timeline** of a class is every stored declaration change on it, oldest first,
+  following the attribute across its spellings (the profile's ``symbol.family``; a rename
+  keeps the chain). Each change points at the previous merged change on the same class and
+  attribute: ``modifies-declaration-of`` (confidence 1.0).
+- A change that **lowers** a level which the previous change raised (or added), made by a PR
+  with a bugfix tag or fix words, within ``regression_window_days``: a
+  ``fixes-regression-from`` candidate (0.6), with the levels as evidence.
+- **Line lineage** (git collector, ``record["prkb"]["lineage"]``): for the lines a commit
+  removed or changed, the commit that last changed them. Mapped to a PR through
+  ``prs.merge_commit_sha``; gives ``follow-up-of`` (0.8), or a ``fixes-regression-from``
+  candidate (0.6) when the PR is a fix, or ``reverts`` for a revert. GitHub records carry no
+  blame and get no lineage here.
+- **Alternatives**: two PRs on the same class and attribute within ``alternative_window_days``,
+  one closed unmerged, with similar titles or a test named by both: ``alternative-to`` (0.7).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from ..models import Relation
+from ..profile import Profile
+from ..store import Store
+from .relations import RuleSet, default_rules, is_fix
+
+FAMILY = "family"
+
+
+def node_key(number: int | None, merge_commit_sha: str | None) -> str:
+    """The graph key of a stored PR (a commit key for records without a PR number)."""
+    return f"pr:{number}" if number is not None else f"commit:{merge_commit_sha}"
+
+
+def pr_date(row: sqlite3.Row | dict[str, Any]) -> str:
+    return str(row["merged_at"] or row["closed_at"] or row["created_at"] or "")
+
+
+def _parse_date(s: str) -> datetime | None:
+    if not s:
+        return None
+    try:
+        d = datetime.fromisoformat(s.replace("Z", "+00:00").replace(" ", "T"))
+    except ValueError:
+        return None
+    return d.replace(tzinfo=None)
+
+
+def days_between(a: str, b: str) -> float | None:
+    da, db = _parse_date(a), _parse_date(b)
+    if da is None or db is None:
+        return None
+    return abs((db - da).total_seconds()) / 86400.0
+
+
+@dataclass(frozen=True)
+class DeclEvent:
+    """One stored declaration change, with the facts of its PR."""
+
+    key: str
+    number: int | None
+    ref: str
+    title: str
+    body: str
+    state: str
+    date: str
+    order_date: str  # date, or for an undated PR the date of the closest lower-numbered one
+    merge_commit_sha: str | None
+    file: str
+    class_name: str
+    attr: str
+    before: str | None
+    after: str | None
+    direction: str
+    before_attr: str | None
+    attr_key: str
+
+    @property
+    def merged(self) -> bool:
+        return self.state == "merged"
+
+    def label(self) -> str:
+        return f"#{self.number}" if self.number is not None else (self.merge_commit_sha or "")[:12]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "pr": self.number,
+            "ref": self.ref,
+            "title": self.title,
+            "state": self.state,
+            "date": self.date or None,
+            "file": self.file,
+            "class": self.class_name,
+            "attr": self.attr,
+            "before_attr": self.before_attr,
+            "before": self.before,
+            "after": self.after,
+            "direction": self.direction,
+            "merge_commit_sha": self.merge_commit_sha,
+        }
+
+
+def attr_key(attr: str, profile: Profile) -> str:
+    return FAMILY if attr in profile.family else attr
+
+
+def declaration_events(
+    store: Store, profile: Profile, class_name: str | None = None
+) -> list[DeclEvent]:
+    """Declaration changes (optionally of one class), oldest first.
+
+    PRs without any date are placed by number among the dated ones.
+    """
+    sql = (
+        "SELECT s.*, p.number, p.ref, p.title, p.body, p.state, p.merged_at, p.closed_at,"
+        " p.created_at, p.merge_commit_sha FROM symbol_changes s JOIN prs p ON p.id = s.pr_id"
+    )
+    args: tuple[Any, ...] = ()
+    if class_name is not None:
+        sql += " WHERE s.class_name = ?"
+        args = (class_name,)
+    rows = store.conn.execute(sql, args).fetchall()
+    dated = sorted(
+        (pr_date(r), r["number"] or 0) for r in rows if pr_date(r) and r["number"] is not None
+    )
+    events = []
+    for r in rows:
+        date = pr_date(r)
+        order = date
+        if not order and r["number"] is not None:
+            order = max((d for d, n in dated if n < r["number"]), default="")
+        events.append(
+            DeclEvent(
+                key=node_key(r["number"], r["merge_commit_sha"]),
+                number=r["number"],
+                ref=r["ref"],
+                title=r["title"] or "",
+                body=r["body"] or "",
+                state=r["state"],
+                date=date,
+                order_date=order,
+                merge_commit_sha=r["merge_commit_sha"],
+                file=r["file"],
+                class_name=r["class_name"],
+                attr=r["attr"],
+                before=r["before"],
+                after=r["after"],
+                direction=r["direction"],
+                before_attr=r["before_attr"],
+                attr_key=attr_key(r["attr"], profile),
+            )
+        )
+    events.sort(key=lambda e: (e.order_date, e.number or 0, e.ref, e.file, e.attr))
+    return events
+
+
+def _chains(events: list[DeclEvent]) -> dict[tuple[str, str], list[DeclEvent]]:
+    chains: dict[tuple[str, str], list[DeclEvent]] = {}
+    for e in events:
+        chains.setdefault((e.class_name, e.attr_key), []).append(e)
+    return chains
+
+
+def _describe(e: DeclEvent) -> str:
+    attr = e.attr if not e.before_attr or e.before_attr == e.attr else f"{e.before_attr}->{e.attr}"
+    return f"{e.class_name}.{attr}: {e.before or '-'} -> {e.after or '-'} ({e.direction})"
+
+
+def previous_setters(events: list[DeclEvent]) -> list[tuple[DeclEvent, DeclEvent]]:
+    """(change, the previous merged change on the same class and attribute by another PR)."""
+    pairs = []
+    for chain in _chains(events).values():
+        last: DeclEvent | None = None
+        for e in chain:
+            if last is not None and last.key != e.key:
+                pairs.append((e, last))
+            if e.merged:
+                last = e
+    return pairs
+
+
+def timeline_relations(events: list[DeclEvent], rules: RuleSet | None = None) -> list[Relation]:
+    rules = rules or default_rules()
+    conf = rules.number("timeline_confidence", 1.0)
+    out = []
+    for e, prev in previous_setters(events):
+        ev = (
+            f"{_describe(e)}; last set by {prev.label()}: "
+            f"{prev.before or '-'} -> {prev.after or '-'}"
+        )
+        out.append(Relation(e.key, prev.key, "modifies-declaration-of", ev, conf, "timeline"))
+    return out
+
+
+def regression_candidates(
+    events: list[DeclEvent], profile: Profile, rules: RuleSet | None = None
+) -> list[Relation]:
+    """A fix that lowers a level the previous change on the class raised (recently)."""
+    rules = rules or default_rules()
+    conf = rules.number("regression_candidate_confidence", 0.6)
+    window = rules.number("regression_window_days", 180)
+    out = []
+    for e, prev in previous_setters(events):
+        if e.attr_key != FAMILY:
+            continue
+        r_before, r_after = profile.level_rank(e.before), profile.level_rank(e.after)
+        p_before = profile.level_rank(prev.before or profile.default_level)
+        p_after = profile.level_rank(prev.after)
+        if None in (r_before, r_after, p_after) or r_after >= r_before:  # type: ignore[operator]
+            continue
+        if prev.direction not in ("raised", "added") or p_before is None:
+            continue
+        if p_after <= p_before:  # type: ignore[operator]
+            continue
+        if profile.normalize_level(prev.after or "") != profile.normalize_level(e.before or ""):
+            continue
+        if not is_fix(e.title, e.body, profile, rules):
+            continue
+        days = days_between(prev.date, e.date)
+        if days is not None and days > window:
+            continue
+        back = (
+            " back to the level before it"
+            if profile.normalize_level(e.after or "") == profile.normalize_level(prev.before or "")
+            else ""
+        )
+        when = f" {days:.0f} days earlier" if days is not None else ""
+        ev = (
+            f"lowers {e.class_name} {e.before} -> {e.after}{back}, which {prev.label()} "
+            f"{prev.direction} ({prev.before or '-'} -> {prev.after}){when}; fix: "
+            f"{e.title[:80]}"
+        )
+        out.append(Relation(e.key, prev.key, "fixes-regression-from", ev, conf, "timeline"))
+    return out
+
+
+# --- line lineage ------------------------------------------------------------------------------
+
+
+def _sha_index(store: Store) -> dict[str, str]:
+    return {
+        str(r["merge_commit_sha"]): node_key(r["number"], r["merge_commit_sha"])
+        for r in store.conn.execute(
+            "SELECT number, merge_commit_sha FROM prs WHERE merge_commit_sha IS NOT NULL"
+        )
+    }
+
+
+def _resolve_sha(sha: str, index: dict[str, str]) -> str | None:
+    sha = sha.lower()
+    if sha in index:
+        return index[sha]
+    if len(sha) >= 7:
+        hits = {k for s, k in index.items() if s.startswith(sha) or sha.startswith(s)}
+        if len(hits) == 1:
+            return hits.pop()
+    return None
+
+
+def lineage_relations(
+    store: Store, profile: Profile, rules: RuleSet | None = None
+) -> tuple[list[Relation], int]:
+    """Relations from blamed lines; also the number of blamed commits no stored PR merged."""
+    rules = rules or default_rules()
+    index = _sha_index(store)
+    lowered = {
+        r["pr_id"]
+        for r in store.conn.execute(
+            "SELECT DISTINCT pr_id FROM symbol_changes WHERE direction = 'lowered'"
+        )
+    }
+    out: list[Relation] = []
+    unmapped = 0
+    for row in store.conn.execute(
+        "SELECT id, number, title, merge_commit_sha, raw FROM prs WHERE raw LIKE '%\"lineage\"%'"
+    ):
+        rec = json.loads(row["raw"])
+        entries = (rec.get("prkb") or {}).get("lineage") or []
+        me = node_key(row["number"], row["merge_commit_sha"])
+        per_target: dict[str, list[tuple[str, str, int]]] = {}
+        for ent in entries:
+            sha = str(ent.get("commit") or "")
+            target = _resolve_sha(sha, index) if sha else None
+            if target is None:
+                unmapped += 1
+                continue
+            if target == me:
+                continue
+            lines = int(ent.get("lines") or 0)
+            per_target.setdefault(target, []).append((str(ent.get("file") or ""), sha, lines))
+        title = row["title"] or ""
+        for target, hits in sorted(per_target.items()):
+            n = sum(h[2] for h in hits)
+            files = sorted({h[0] for h in hits})
+            shas = sorted({h[1][:12] for h in hits})
+            ev = (
+                f"blame on the parent: {n} changed line(s) in {', '.join(files)[:120]} last "
+                f"changed by {', '.join(shas)}"
+            )
+            if profile.title_has("revert", title):
+                rel = Relation(me, target, "reverts", ev + "; revert title",
+                               rules.number("lineage_confidence", 0.8), "lineage")
+            elif row["id"] in lowered or is_fix(title, "", profile, rules):
+                cue = "lowers a level" if row["id"] in lowered else "fix title"
+                rel = Relation(me, target, "fixes-regression-from", f"{ev}; {cue}",
+                               rules.number("regression_candidate_confidence", 0.6), "lineage")
+            else:
+                rel = Relation(me, target, "follow-up-of", ev,
+                               rules.number("lineage_confidence", 0.8), "lineage")
+            out.append(rel)
+    return out, unmapped
+
+
+# --- alternatives --------------------------------------------------------------------------
+
+_TAG = re.compile(r"\[[^\]]*\]")
+_WORD = re.compile(r"[A-Za-z0-9_]{3,}")
+_TEST = re.compile(r"\btests/[\w/.-]+\.py(?:::[\w\[\]./-]+)?")
+
+
+def title_words(title: str) -> set[str]:
+    text = _TAG.sub(" ", title or "")
+    text = re.sub(r"\(#\d+\)\s*$", "", text)
+    return {w.lower() for w in _WORD.findall(text)}
+
+
+def title_similarity(a: str, b: str) -> float:
+    wa, wb = title_words(a), title_words(b)
+    if not wa or not wb:
+        return 0.0
+    return len(wa & wb) / len(wa | wb)
+
+
+def tests_named(body: str, files: list[str], profile: Profile) -> set[str]:
+    named = {m.group(0).split("::")[0] for m in _TEST.finditer(body or "")}
+    return named | {f for f in files if profile.is_test_path(f)}
+
+
+def code_alternatives(
+    store: Store, profile: Profile, rules: RuleSet | None = None
+) -> list[Relation]:
+    rules = rules or default_rules()
+    window = rules.number("alternative_window_days", 45)
+    threshold = rules.number("alternative_title_similarity", 0.5)
+    conf = rules.number("code_alternative_confidence", 0.7)
+    # (class, attribute) touched per PR: its declaration changes, or for a PR whose files
+    # were not collected, the known classes its text names together with the family
+    touched: dict[int, set[tuple[str, str]]] = {}
+    for r in store.conn.execute("SELECT pr_id, class_name, attr FROM symbol_changes"):
+        touched.setdefault(r["pr_id"], set()).add((r["class_name"], attr_key(r["attr"], profile)))
+    known = {c for s in touched.values() for c, _ in s}
+    rows = {r["id"]: r for r in store.conn.execute("SELECT * FROM prs")}
+    alts = "|".join(re.escape(c) for c in sorted(known))
+    class_rx = re.compile(rf"\b({alts})\b") if known else None
+    for pr_id, r in rows.items():
+        if pr_id in touched or class_rx is None:
+            continue
+        has_files = store.conn.execute(
+            "SELECT 1 FROM files WHERE pr_id=? LIMIT 1", (pr_id,)
+        ).fetchone()
+        text = f"{r['title']}\n{r['body'] or ''}"
+        if has_files or not profile.mentions_family(text):
+            continue
+        names = set(class_rx.findall(text))
+        if names:
+            touched[pr_id] = {(c, FAMILY) for c in names}
+    by_symbol: dict[tuple[str, str], list[int]] = {}
+    for pr_id, syms in touched.items():
+        for s in syms:
+            by_symbol.setdefault(s, []).append(pr_id)
+    files_of: dict[int, list[str]] = {}
+    for f in store.conn.execute("SELECT pr_id, path FROM files"):
+        files_of.setdefault(f["pr_id"], []).append(f["path"])
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for (cls, attr), ids in sorted(by_symbol.items()):
+        ids = sorted(set(ids))
+        for i, a in enumerate(ids):
+            for b in ids[i + 1:]:
+                ra, rb = rows[a], rows[b]
+                if "closed" not in (ra["state"], rb["state"]):
+                    continue
+                ka = node_key(ra["number"], ra["merge_commit_sha"])
+                kb = node_key(rb["number"], rb["merge_commit_sha"])
+                if ka == kb:
+                    continue
+                days = days_between(
+                    str(ra["created_at"] or pr_date(ra)), str(rb["created_at"] or pr_date(rb))
+                )
+                if days is None or days > window:
+                    continue
+                sim = title_similarity(ra["title"], rb["title"])
+                common = tests_named(ra["body"] or "", files_of.get(a, []), profile) & tests_named(
+                    rb["body"] or "", files_of.get(b, []), profile
+                )
+                if sim < threshold and not common:
+                    continue
+                src, dst = sorted((ka, kb), key=_key_order)
+                if (src, dst) in seen:
+                    continue
+                seen.add((src, dst))
+                why = f"titles {sim:.0%} alike" if sim >= threshold else ""
+                if common:
+                    why = (why + "; " if why else "") + f"both name {sorted(common)[0]}"
+                ev = f"both change {cls}.{attr if attr != FAMILY else profile.display} within " \
+                     f"{days:.0f} days, one closed unmerged; {why}"
+                out.append(Relation(src, dst, "alternative-to", ev, conf, "code"))
+    return out
+
+
+def _key_order(key: str) -> tuple[int, str]:
+    kind, _, rest = key.partition(":")
+    if kind == "pr" and rest.isdigit():
+        return (int(rest), "")
+    return (1 << 62, key)
+
+
+# --- the timeline view -------------------------------------------------------------------------
+
+
+def class_timeline(store: Store, profile: Profile, class_name: str) -> dict[str, Any]:
+    """Declared level over time (every change, across spellings) and, where the audit stored
+    readings, the effective level at each collected commit where it changed."""
+    events = declaration_events(store, profile, class_name)
+    level_rows = store.conn.execute(
+        "SELECT * FROM builder_levels WHERE class_name = ? ORDER BY committed_at, commit_sha",
+        (class_name,),
+    ).fetchall()
+    by_sha = {r["commit_sha"]: r for r in level_rows}
+    changes = []
+    declared: str | None = None
+    for e in events:
+        item = e.to_json()
+        item["merged"] = e.merged
+        if e.merged and e.attr_key == FAMILY:
+            declared = e.after
+        item["declared_after"] = declared if e.merged else None
+        lv = by_sha.get(e.merge_commit_sha or "")
+        item["effective_after"] = lv["effective"] if lv is not None else None
+        changes.append(item)
+    effective = []
+    last: tuple[Any, ...] | None = None
+    for r in level_rows:
+        cur = (r["declared"], r["effective"], r["dynamic"], r["file"])
+        if cur == last:
+            continue
+        last = cur
+        effective.append(
+            {
+                "date": r["committed_at"],
+                "commit": r["commit_sha"],
+                "pr": int(r["pr_ref"]) if (r["pr_ref"] or "").isdigit() else r["pr_ref"],
+                "file": r["file"],
+                "declared": r["declared"],
+                "effective": r["effective"],
+                "dynamic": bool(r["dynamic"]),
+            }
+        )
+    spellings = []
+    for e in events:
+        for s in (e.before_attr, e.attr):
+            if s and s not in spellings and e.attr_key == FAMILY:
+                spellings.append(s)
+    return {
+        "class": class_name,
+        "spellings": spellings,
+        "declared_now": declared,
+        "changes": changes,
+        "effective": effective,
+    }
+
+
+def known_classes(store: Store) -> list[str]:
+    names = {r[0] for r in store.conn.execute("SELECT DISTINCT class_name FROM symbol_changes")}
+    names |= {r[0] for r in store.conn.execute("SELECT DISTINCT class_name FROM builder_levels")}
+    return sorted(names)

@@ -1,0 +1,174 @@
+"""graph, timeline, lineage: the typed PR graph and the symbol timeline."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError, NotFound
+from ..progress import safe_term
+from . import open_store, profile_of
+
+_TYPES_HELP = (
+    "comma-separated relation types to keep: fixes-regression-from, depends-on, follow-up-of, "
+    "supersedes, alternative-to, reverts, modifies-declaration-of, mentions (default: all)"
+)
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "graph",
+        parents=[common],
+        help="the typed PR graph (all of it, or around one PR) as JSON, DOT, GraphML or Mermaid",
+        description=(
+            "Prints the relations between PRs that the knowledge base derived from PR texts "
+            "(phrases such as 'added in #N', 'depends on #N', 'in favor of #N'), from the symbol "
+            "timeline (the previous change on the same class and attribute), from blamed lines "
+            "and from alternative fixes. With N: only nodes within --depth hops of PR N. Each "
+            "edge carries its type, evidence and confidence. Use --rebuild to recompute the "
+            "relations first (import and collect do this already)."
+        ),
+    )
+    p.add_argument("number", nargs="?", help="PR number (or issue:N, ext:owner/repo#N, a sha)")
+    p.add_argument("--depth", type=int, default=2, help="hops around N (default: 2)")
+    p.add_argument("--types", default=None, help=_TYPES_HELP)
+    p.add_argument(
+        "--format", choices=("json", "dot", "graphml", "mermaid"), default="json",
+        help="output format (default: json)",
+    )
+    p.add_argument("-o", "--out", default=None, help="write to this file instead of stdout")
+    p.add_argument(
+        "--rebuild", action="store_true", help="recompute all relations before printing"
+    )
+    p.set_defaults(func=cmd_graph)
+
+    p = sub.add_parser(
+        "timeline",
+        parents=[common],
+        help="a builder class's declared (and effective) level over time, PR by PR",
+        description=(
+            "Lists every stored change to CLASS's declaration, oldest first, following the "
+            "attribute across its spellings (the profile's symbol family), with the PR of each "
+            "change and the declared level after it. Where the git collector's audit stored "
+            "readings, also the effective level (with inheritance) at each commit where it "
+            "changed."
+        ),
+    )
+    p.add_argument("class_name", metavar="CLASS", help="class name, e.g. TritonMLAMetadataBuilder")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_timeline)
+
+    p = sub.add_parser(
+        "lineage",
+        parents=[common],
+        help="the chain of PRs that led to PR N's change and what followed it",
+        description=(
+            "Follows modifies-declaration-of, fixes-regression-from, depends-on, follow-up-of "
+            "and reverts edges: out of N to the PRs that led to it (ancestors), and into N from "
+            "the PRs that came after it (descendants)."
+        ),
+    )
+    p.add_argument("number", help="PR number (or a commit sha)")
+    p.add_argument(
+        "--types", default=None, help="relation types to follow (default: the five above)"
+    )
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_lineage)
+
+
+def _write(text: str, out: str | None) -> None:
+    if out is None:
+        print(text, end="")
+        return
+    path = Path(out)
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise InputError(f"cannot write {path}: {e.strerror}") from None
+    print(f"wrote {path}", flush=True)
+
+
+def cmd_graph(args: argparse.Namespace) -> int:
+    from ..graph import build_relations, export, load_graph, node_for, parse_types, subgraph
+
+    types = parse_types(args.types)
+    with open_store(args) as store:
+        if args.rebuild:
+            build_relations(store, profile_of(args))
+        g = load_graph(store)
+        center = node_for(g, store, args.number) if args.number else None
+    h = subgraph(g, center, depth=args.depth, types=types)
+    _write(export(h, args.format), args.out)
+    return 0
+
+
+def cmd_timeline(args: argparse.Namespace) -> int:
+    from ..analyze.lineage import class_timeline, known_classes
+
+    profile = profile_of(args)
+    with open_store(args) as store:
+        tl = class_timeline(store, profile, args.class_name)
+        if not tl["changes"] and not tl["effective"]:
+            names = known_classes(store)
+            near = difflib.get_close_matches(args.class_name, names, n=3)
+            hint = f"; did you mean {', '.join(near)}?" if near else ""
+            raise NotFound(f"no declaration changes of class {args.class_name!r} are stored{hint}")
+    if args.json:
+        print(json.dumps(tl, ensure_ascii=False, indent=1))
+        return 0
+    print(safe_term(f"{tl['class']}: declared now {tl['declared_now'] or '-'}"
+                    f" (spellings: {', '.join(tl['spellings']) or '-'})"))
+    for c in tl["changes"]:
+        who = f"#{c['pr']}" if c["pr"] is not None else str(c["merge_commit_sha"] or "")[:12]
+        attr = c["attr"] if not c["before_attr"] else f"{c['before_attr']}->{c['attr']}"
+        state = "" if c["merged"] else f" [{c['state']}, not merged]"
+        eff = f" effective {c['effective_after']}" if c["effective_after"] else ""
+        print(safe_term(
+            f"  {(c['date'] or '????-??-??')[:10]} {who:>8} {attr}: {c['before'] or '-'} -> "
+            f"{c['after'] or '-'} ({c['direction']}){eff}{state}  {c['title'][:60]}"
+        ))
+    if tl["effective"]:
+        print("  effective level at collected commits:")
+        for e in tl["effective"]:
+            who = f"#{e['pr']}" if isinstance(e["pr"], int) else str(e["commit"])[:12]
+            dyn = " (dynamic)" if e["dynamic"] else ""
+            print(safe_term(f"    {str(e['date'])[:10]} {who:>8} declared {e['declared'] or '-'}"
+                            f", effective {e['effective'] or '-'}{dyn}  {e['file']}"))
+    return 0
+
+
+def cmd_lineage(args: argparse.Namespace) -> int:
+    from ..graph import LINEAGE_TYPES, lineage, load_graph, node_for, parse_types
+
+    types = parse_types(args.types) or LINEAGE_TYPES
+    with open_store(args) as store:
+        g = load_graph(store)
+        key = node_for(g, store, args.number)
+    res = lineage(g, key, types)
+    if args.json:
+        print(json.dumps(res, ensure_ascii=False, indent=1))
+        return 0
+    me = res["node"][0]
+    print(safe_term(f"{_name(me)} {me['title'] or ''}".rstrip()))
+    for label, items, arrow in (("led to it", res["ancestors"], "->"),
+                                ("followed it", res["descendants"], "<-")):
+        print(f"  {label}:" if items else f"  {label}: none stored")
+        for it in items:
+            pad = "  " * it["depth"]
+            via = f"#{it['via']}" if isinstance(it["via"], int) else it["via"]
+            print(safe_term(
+                f"  {pad}{via} {arrow} {it['type']} {arrow} {_name(it)} {it['title'] or ''}"
+                .rstrip()
+            ))
+            if it["evidence"]:
+                print(safe_term(f"  {pad}    {it['evidence'][:160]}"))
+    return 0
+
+
+def _name(node: dict[str, Any]) -> str:
+    if node["kind"] == "pr" and node["number"] is not None:
+        return f"#{node['number']}"
+    return str(node["id"])

@@ -1,0 +1,550 @@
+"""The typed PR graph: derive every relation, store it, load it into networkx, query, export.
+
+``build_relations(store, profile)`` is the one writer of the ``relations`` table: it reads the
+texts (``prkb.analyze.relations``), the symbol timeline, line lineage and alternatives
+(``prkb.analyze.lineage``) and curated ``prkb.relations`` of every stored record, resolves
+conflicts, and replaces all relations and the nodes they need in one transaction. Running it
+twice on the same knowledge base changes nothing.
+
+Conflicts: per unordered pair of nodes the strongest type wins (``[relations].priority`` in
+``data/relations.toml``, then confidence); edges of the winning type are kept in every
+direction they were found (``alternative-to`` is symmetric and stored once, the lower PR
+number as source); when several cues give the same edge, the highest confidence is kept and
+up to three distinct evidence texts are joined with `` | ``, best first.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import networkx as nx
+
+from .analyze.lineage import (
+    code_alternatives,
+    declaration_events,
+    lineage_relations,
+    node_key,
+    regression_candidates,
+    timeline_relations,
+)
+from .analyze.relations import (
+    RELATION_TYPES,
+    Reference,
+    RuleSet,
+    default_rules,
+    relations_of_record,
+)
+from .errors import InputError, NotFound
+from .kb import raw_record
+from .models import Relation
+from .profile import Profile
+from .store import Store
+
+LINEAGE_TYPES = (
+    "modifies-declaration-of",
+    "fixes-regression-from",
+    "depends-on",
+    "follow-up-of",
+    "reverts",
+)
+FORMATS = ("json", "dot", "graphml", "mermaid")
+
+
+# --- deriving ------------------------------------------------------------------------------
+
+
+@dataclass
+class _Known:
+    pr_keys: set[str]
+    issue_keys: set[str]
+    sha_index: dict[str, str]
+
+    def resolve(self, ref: Reference) -> str:
+        if ref.commit:
+            sha = ref.commit.lower()
+            hits = {k for s, k in self.sha_index.items() if s.startswith(sha)}
+            return hits.pop() if len(hits) == 1 else f"commit:{sha}"
+        if ref.repo:
+            return ref.key
+        pr, issue = f"pr:{ref.number}", f"issue:{ref.number}"
+        if pr in self.pr_keys:
+            return pr
+        if ref.issue_hint or issue in self.issue_keys:
+            return issue
+        return pr
+
+
+def _known(store: Store) -> _Known:
+    conn = store.conn
+    pr_keys = {
+        f"pr:{r[0]}" for r in conn.execute("SELECT number FROM prs WHERE number IS NOT NULL")
+    }
+    issue_keys = {r[0] for r in conn.execute("SELECT key FROM nodes WHERE kind = 'issue'")}
+    sha_index = {
+        str(r["merge_commit_sha"]): node_key(r["number"], r["merge_commit_sha"])
+        for r in conn.execute("SELECT number, merge_commit_sha FROM prs "
+                              "WHERE merge_commit_sha IS NOT NULL")
+    }
+    return _Known(pr_keys, issue_keys, sha_index)
+
+
+def text_relations(store: Store, profile: Profile, rules: RuleSet | None = None) -> list[Relation]:
+    """Relations from the texts of every stored record, targets resolved to node keys."""
+    rules = rules or default_rules()
+    known = _known(store)
+    out: list[Relation] = []
+    for row in store.conn.execute("SELECT * FROM prs ORDER BY id"):
+        rec = raw_record(store, row)
+        me = node_key(row["number"], row["merge_commit_sha"])
+        whose = f"#{row['number']}" if row["number"] is not None else me[7:19]
+        for tr in relations_of_record(rec, profile, rules):
+            other = known.resolve(tr.ref)
+            if other == me:
+                continue
+            rtype, conf = tr.type, tr.confidence
+            if other.startswith("issue:") and rtype not in rules.issue_types:
+                rtype = "mentions"
+            src, dst = (me, other) if tr.direction == "out" else (other, me)
+            out.append(Relation(src, dst, rtype, f"{whose} {tr.evidence}", conf, "text"))
+        out.extend(_curated(rec, me, known))
+    return out
+
+
+def _curated(rec: dict[str, Any], me: str, known: _Known) -> list[Relation]:
+    """Relations a record states itself (``prkb.relations``): type, target, direction, ..."""
+    out = []
+    for item in (rec.get("prkb") or {}).get("relations") or []:
+        rtype = item.get("type")
+        target = item.get("target", item.get("other"))
+        if rtype not in RELATION_TYPES or target in (None, ""):
+            continue
+        if isinstance(target, int) or str(target).lstrip("#").isdigit():
+            other = known.resolve(Reference(int(str(target).lstrip("#")), None, False))
+        else:
+            other = str(target)
+        if other == me:
+            continue
+        src, dst = (other, me) if item.get("direction") == "in" else (me, other)
+        conf = float(item.get("confidence", 1.0))
+        ev = str(item.get("evidence") or "stated in the record")[:300]
+        out.append(Relation(src, dst, str(rtype), ev, max(0.0, min(conf, 1.0)), "curated"))
+    return out
+
+
+def resolve(relations: Iterable[Relation], rules: RuleSet | None = None) -> list[Relation]:
+    """One winning type per pair of nodes; merged evidence per edge; sorted."""
+    rules = rules or default_rules()
+    by_pair: dict[frozenset[str], list[Relation]] = {}
+    for r in relations:
+        if r.source == r.target:
+            continue
+        if r.type in rules.symmetric and _order(r.target) < _order(r.source):
+            r = Relation(r.target, r.source, r.type, r.evidence, r.confidence, r.origin)
+        by_pair.setdefault(frozenset((r.source, r.target)), []).append(r)
+    out = []
+    for rels in by_pair.values():
+        best_type = max(rels, key=lambda r: (rules.rank(r.type), r.confidence)).type
+        edges: dict[tuple[str, str], list[Relation]] = {}
+        for r in rels:
+            if r.type == best_type:
+                edges.setdefault((r.source, r.target), []).append(r)
+        for (src, dst), group in edges.items():
+            group.sort(key=lambda r: (-r.confidence, r.origin, r.evidence))
+            evidence: list[str] = []
+            for r in group:
+                if r.evidence and r.evidence not in evidence:
+                    evidence.append(r.evidence)
+            top = group[0]
+            out.append(
+                Relation(src, dst, best_type, " | ".join(evidence[:3]), top.confidence, top.origin)
+            )
+    out.sort(key=lambda r: (_order(r.source), _order(r.target), r.type))
+    return out
+
+
+def _order(key: str) -> tuple[int, int, str]:
+    kind, _, rest = key.partition(":")
+    rank = {"pr": 0, "issue": 1, "commit": 2, "ext": 3}.get(kind, 4)
+    return (rank, int(rest) if rest.isdigit() else 0, key)
+
+
+def derive_relations(
+    store: Store, profile: Profile, rules: RuleSet | None = None
+) -> tuple[list[Relation], dict[str, int]]:
+    """Every relation the knowledge base supports, resolved; and counts before resolution."""
+    rules = rules or default_rules()
+    events = declaration_events(store, profile)
+    text = text_relations(store, profile, rules)
+    timeline = timeline_relations(events, rules)
+    regress = regression_candidates(events, profile, rules)
+    lineage, unmapped = lineage_relations(store, profile, rules)
+    alts = code_alternatives(store, profile, rules)
+    counts = {
+        "text_cues": len(text),
+        "timeline_cues": len(timeline),
+        "regression_candidates": len(regress),
+        "lineage_cues": len(lineage),
+        "lineage_unmapped_commits": unmapped,
+        "code_alternatives": len(alts),
+    }
+    return resolve([*text, *timeline, *regress, *lineage, *alts], rules), counts
+
+
+def _node_row(key: str) -> tuple[str, str, int | None, str | None]:
+    """(key, kind, number, repo) of a node created for a relation endpoint."""
+    kind, _, rest = key.partition(":")
+    if kind == "pr" or kind == "issue":
+        return key, kind, int(rest) if rest.isdigit() else None, None
+    if kind == "ext":
+        repo, _, num = rest.partition("#")
+        return key, "external", int(num) if num.isdigit() else None, repo
+    return key, "commit", None, None
+
+
+def build_relations(store: Store, profile: Profile) -> dict[str, Any]:
+    """Recompute and store every derived relation (idempotent, one transaction).
+
+    Also re-tags PRs: risk tag ``depends-on-pr`` on exactly the PRs with an outgoing
+    ``depends-on`` edge. Returns counts.
+    """
+    rules = default_rules()
+    relations, counts = derive_relations(store, profile, rules)
+    with store.transaction() as conn:
+        conn.execute("DELETE FROM relations")
+        conn.executemany(
+            "INSERT INTO relations(source, target, type, evidence, confidence, origin)"
+            " VALUES (?,?,?,?,?,?)",
+            [(r.source, r.target, r.type, r.evidence, r.confidence, r.origin) for r in relations],
+        )
+        for r in conn.execute(
+            "SELECT number, merge_commit_sha, title, repo FROM prs WHERE number IS NULL"
+        ).fetchall():
+            conn.execute(
+                "INSERT INTO nodes(key, kind, number, title, repo) VALUES (?, 'commit', NULL, ?, ?)"
+                " ON CONFLICT(key) DO UPDATE SET title=excluded.title, repo=excluded.repo",
+                (f"commit:{r['merge_commit_sha']}", r["title"], r["repo"]),
+            )
+        endpoints = sorted({k for r in relations for k in (r.source, r.target)}, key=_order)
+        conn.executemany(
+            "INSERT OR IGNORE INTO nodes(key, kind, number, title, repo) VALUES (?,?,?,NULL,?)",
+            [_node_row(k) for k in endpoints],
+        )
+        conn.execute(
+            "DELETE FROM nodes WHERE title IS NULL"
+            " AND key NOT IN (SELECT source FROM relations UNION SELECT target FROM relations)"
+            " AND key NOT IN (SELECT 'pr:' || number FROM prs WHERE number IS NOT NULL)"
+        )
+        conn.execute("DELETE FROM risk_tags WHERE code = 'depends-on-pr'")
+        depending = {r.source for r in relations if r.type == "depends-on"}
+        ids = [
+            (row["id"],)
+            for row in conn.execute("SELECT id, number, merge_commit_sha FROM prs").fetchall()
+            if node_key(row["number"], row["merge_commit_sha"]) in depending
+        ]
+        conn.executemany(
+            "INSERT OR IGNORE INTO risk_tags(pr_id, code) VALUES (?, 'depends-on-pr')", ids
+        )
+    by_type: dict[str, int] = {}
+    by_origin: dict[str, int] = {}
+    for r in relations:
+        by_type[r.type] = by_type.get(r.type, 0) + 1
+        by_origin[r.origin] = by_origin.get(r.origin, 0) + 1
+    n_nodes = store.conn.execute("SELECT count(*) FROM nodes").fetchone()[0]
+    return {
+        "relations": len(relations),
+        "nodes": n_nodes,
+        "by_type": dict(sorted(by_type.items())),
+        "by_origin": dict(sorted(by_origin.items())),
+        "tagged_depends_on": len(ids),
+        **counts,
+    }
+
+
+# --- the networkx graph ------------------------------------------------------------------------
+
+
+def load_graph(store: Store) -> nx.MultiDiGraph:
+    """Every node and stored relation; edge keys are relation types."""
+    g: nx.MultiDiGraph = nx.MultiDiGraph()
+    prs: dict[str, sqlite3.Row] = {}
+    for r in store.conn.execute("SELECT * FROM prs"):
+        prs[node_key(r["number"], r["merge_commit_sha"])] = r
+    for n in store.conn.execute("SELECT * FROM nodes"):
+        g.add_node(n["key"], kind=n["kind"], number=n["number"], title=n["title"], repo=n["repo"])
+    for key, r in prs.items():
+        if key not in g:
+            kind = "pr" if r["number"] is not None else "commit"
+            g.add_node(key, kind=kind, number=r["number"], title=r["title"], repo=r["repo"])
+        g.nodes[key].update(
+            state=r["state"],
+            date=r["merged_at"] or r["closed_at"] or r["created_at"],
+            stored=True,
+        )
+    for e in store.conn.execute("SELECT * FROM relations ORDER BY rowid"):
+        for k in (e["source"], e["target"]):
+            if k not in g:
+                _, kind, num, repo = _node_row(k)
+                g.add_node(k, kind=kind, number=num, title=None, repo=repo)
+        g.add_edge(
+            e["source"], e["target"], key=e["type"], type=e["type"], evidence=e["evidence"],
+            confidence=e["confidence"], origin=e["origin"],
+        )
+    return g
+
+
+_NODE_ARG = re.compile(r"^#?(\d+)$")
+
+
+def node_for(g: nx.MultiDiGraph, store: Store, arg: str) -> str:
+    """The node key a user named: 47144, #47144, pr:47144, issue:12, a commit sha."""
+    arg = arg.strip()
+    m = _NODE_ARG.match(arg)
+    if m:
+        for key in (f"pr:{m.group(1)}", f"issue:{m.group(1)}"):
+            if key in g:
+                return key
+        raise NotFound(f"no PR or issue {m.group(1)} in the knowledge base {store.path}")
+    if arg in g:
+        return arg
+    row = store.pr_row(arg)
+    if row is not None:
+        key = node_key(row["number"], row["merge_commit_sha"])
+        if key in g:
+            return key
+    raise NotFound(f"no node {arg!r} in the graph of {store.path} (try a PR number)")
+
+
+def parse_types(text: str | None) -> tuple[str, ...] | None:
+    if not text:
+        return None
+    types = tuple(t.strip() for t in text.split(",") if t.strip())
+    bad = [t for t in types if t not in RELATION_TYPES]
+    if bad:
+        raise InputError(
+            f"unknown relation type {bad[0]!r}: known types are {', '.join(RELATION_TYPES)}"
+        )
+    return types
+
+
+def subgraph(
+    g: nx.MultiDiGraph,
+    center: str | None = None,
+    *,
+    depth: int = 2,
+    types: Iterable[str] | None = None,
+) -> nx.MultiDiGraph:
+    """Edges of the given types; around ``center`` only nodes within ``depth`` hops (either
+    direction). Without a center: the whole graph (without a type filter, every node)."""
+    wanted = set(types) if types else None
+    h: nx.MultiDiGraph = nx.MultiDiGraph()
+    if center is None:
+        if wanted is None:
+            h.add_nodes_from(g.nodes(data=True))
+        for u, v, k, d in g.edges(keys=True, data=True):
+            if wanted is None or k in wanted:
+                h.add_node(u, **g.nodes[u])
+                h.add_node(v, **g.nodes[v])
+                h.add_edge(u, v, key=k, **d)
+        return h
+    if depth < 0:
+        raise InputError("--depth must be 0 or more")
+    seen = {center: 0}
+    queue = deque([center])
+    while queue:
+        node = queue.popleft()
+        if seen[node] >= depth:
+            continue
+        nbrs = [(v, k) for _, v, k in g.out_edges(node, keys=True)]
+        nbrs += [(u, k) for u, _, k in g.in_edges(node, keys=True)]
+        for other, k in nbrs:
+            if wanted is not None and k not in wanted:
+                continue
+            if other not in seen:
+                seen[other] = seen[node] + 1
+                queue.append(other)
+    for n in seen:
+        h.add_node(n, **g.nodes[n])
+    for u, v, k, d in g.edges(keys=True, data=True):
+        if u in seen and v in seen and (wanted is None or k in wanted):
+            h.add_edge(u, v, key=k, **d)
+    return h
+
+
+def lineage(
+    g: nx.MultiDiGraph, key: str, types: Iterable[str] = LINEAGE_TYPES
+) -> dict[str, list[dict[str, Any]]]:
+    """What led to ``key`` (ancestors: following edges out of it) and what followed it
+    (descendants: following edges into it), breadth first, each with the edge that reached it."""
+    wanted = set(types)
+
+    def walk(outward: bool) -> list[dict[str, Any]]:
+        seen = {key}
+        found: list[dict[str, Any]] = []
+        queue = deque([(key, 0)])
+        while queue:
+            node, d = queue.popleft()
+            if outward:
+                edges = [(v, k, data) for _, v, k, data in g.out_edges(node, keys=True, data=True)]
+            else:
+                edges = [(u, k, data) for u, _, k, data in g.in_edges(node, keys=True, data=True)]
+            edges.sort(key=lambda e: (_order(e[0]), e[1]))
+            for other, k, data in edges:
+                if k not in wanted or other in seen:
+                    continue
+                seen.add(other)
+                found.append(
+                    {
+                        **_node_json(g, other),
+                        "depth": d + 1,
+                        "via": _ref(g, node),
+                        "type": k,
+                        "evidence": data.get("evidence", ""),
+                        "confidence": data.get("confidence"),
+                    }
+                )
+                queue.append((other, d + 1))
+        return found
+
+    return {"node": [_node_json(g, key)], "ancestors": walk(True), "descendants": walk(False)}
+
+
+# --- exports -----------------------------------------------------------------------------------
+
+
+def _ref(g: nx.MultiDiGraph, key: str) -> int | str:
+    """PR nodes by number (as the JSON export promises), others by key."""
+    d = g.nodes[key]
+    if d.get("kind") == "pr" and d.get("number") is not None:
+        return int(d["number"])
+    return key
+
+
+def _node_json(g: nx.MultiDiGraph, key: str) -> dict[str, Any]:
+    d = g.nodes[key]
+    out = {
+        "id": key,
+        "number": d.get("number"),
+        "kind": d.get("kind"),
+        "title": d.get("title"),
+    }
+    for extra in ("repo", "state", "date"):
+        if d.get(extra) is not None:
+            out[extra] = d[extra]
+    return out
+
+
+def to_json(g: nx.MultiDiGraph) -> dict[str, Any]:
+    nodes = [_node_json(g, n) for n in sorted(g.nodes, key=_order)]
+    edges = [
+        {
+            "source": _ref(g, u),
+            "target": _ref(g, v),
+            "type": k,
+            "evidence": d.get("evidence", ""),
+            "confidence": d.get("confidence"),
+            "origin": d.get("origin"),
+        }
+        for u, v, k, d in sorted(
+            g.edges(keys=True, data=True), key=lambda e: (_order(e[0]), _order(e[1]), e[2])
+        )
+    ]
+    return {"nodes": nodes, "edges": edges}
+
+
+def _label(g: nx.MultiDiGraph, key: str, width: int = 60) -> str:
+    d = g.nodes[key]
+    kind = d.get("kind")
+    if kind == "pr" and d.get("number") is not None:
+        head = f"#{d['number']}"
+    elif kind == "issue":
+        head = f"issue #{d.get('number')}"
+    elif kind == "external":
+        head = key[4:]
+    else:
+        head = key.partition(":")[2][:12]
+    title = " ".join(str(d.get("title") or "").split())
+    if len(title) > width:
+        title = title[: width - 1] + "\u2026"
+    return f"{head} {title}".strip()
+
+
+def _dot_str(s: str) -> str:
+    s = "".join(ch if ch.isprintable() else " " for ch in s)
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def to_dot(g: nx.MultiDiGraph) -> str:
+    lines = ["digraph prkb {", "  rankdir=LR;", "  node [shape=box, fontsize=10];"]
+    shapes = {"issue": "ellipse", "external": "note", "commit": "component"}
+    for n in sorted(g.nodes, key=_order):
+        kind = g.nodes[n].get("kind") or "pr"
+        style = f", shape={shapes[kind]}" if kind in shapes else ""
+        lines.append(f"  {_dot_str(n)} [label={_dot_str(_label(g, n))}{style}];")
+    for u, v, k, d in sorted(
+        g.edges(keys=True, data=True), key=lambda e: (_order(e[0]), _order(e[1]), e[2])
+    ):
+        conf = d.get("confidence")
+        label = k if conf is None else f"{k} ({float(conf):.1f})"
+        style = ", style=dashed" if k == "mentions" else ""
+        lines.append(f"  {_dot_str(u)} -> {_dot_str(v)} [label={_dot_str(label)}{style}];")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def to_graphml(g: nx.MultiDiGraph) -> str:
+    h: nx.MultiDiGraph = nx.MultiDiGraph()
+    for n, d in g.nodes(data=True):
+        h.add_node(n, **{k: _graphml_value(v) for k, v in d.items() if v is not None})
+    for u, v, k, d in g.edges(keys=True, data=True):
+        h.add_edge(u, v, key=k, **{a: _graphml_value(b) for a, b in d.items() if b is not None})
+    return "\n".join(nx.generate_graphml(h)) + "\n"
+
+
+def _graphml_value(v: Any) -> Any:
+    if isinstance(v, bool | int | float):
+        return v
+    text = str(v)
+    # XML 1.0 cannot carry most control characters
+    return "".join(ch for ch in text if ch in "\t\n\r" or ord(ch) >= 0x20)
+
+
+_MERMAID_ESC = {'"': "#quot;", "<": "#lt;", ">": "#gt;", "&": "#amp;", "#": "#35;",
+                "|": "#124;", "`": "#96;", "[": "#91;", "]": "#93;", "{": "#123;", "}": "#125;"}
+
+
+def _mermaid_text(s: str) -> str:
+    s = "".join(ch if ch.isprintable() else " " for ch in s)
+    return "".join(_MERMAID_ESC.get(ch, ch) for ch in s)
+
+
+def to_mermaid(g: nx.MultiDiGraph) -> str:
+    ids = {n: f"n{i}" for i, n in enumerate(sorted(g.nodes, key=_order))}
+    lines = ["graph LR"]
+    for n, i in ids.items():
+        kind = g.nodes[n].get("kind")
+        text = _mermaid_text(_label(g, n))
+        lines.append(f'  {i}(["{text}"])' if kind == "issue" else f'  {i}["{text}"]')
+    for u, v, k, _ in sorted(
+        g.edges(keys=True, data=True), key=lambda e: (_order(e[0]), _order(e[1]), e[2])
+    ):
+        arrow = "-.->" if k == "mentions" else "-->"
+        lines.append(f"  {ids[u]} {arrow}|{_mermaid_text(k)}| {ids[v]}")
+    return "\n".join(lines) + "\n"
+
+
+def export(g: nx.MultiDiGraph, fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(to_json(g), ensure_ascii=False, indent=1) + "\n"
+    if fmt == "dot":
+        return to_dot(g)
+    if fmt == "graphml":
+        return to_graphml(g)
+    if fmt == "mermaid":
+        return to_mermaid(g)
+    raise InputError(f"unknown graph format {fmt!r}: use one of {', '.join(FORMATS)}")
