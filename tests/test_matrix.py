@@ -1,0 +1,113 @@
+"""prkb matrix: rows at a revision, the last PR from the KB, and the history page's data."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from auditfixtures import base_tree, plain_builder, triton_mla
+from gitrepo import GitRepoBuilder
+from markdown_it import MarkdownIt
+
+from prkb.cli import main
+from prkb.docsdrift import parse_table
+from prkb.matrix import matrix_history
+from prkb.profile import load_profile
+from prkb.store import Store
+
+
+@pytest.fixture()
+def repo(tmp_path: Path):
+    r = GitRepoBuilder.init(tmp_path / "src")
+    tree = base_tree()
+    tree["vllm/attn/backends/triton_mla.py"] = triton_mla("UNIFORM_BATCH")
+    tree["vllm/attn/backends/fa.py"] = (
+        "from ..backend import AttentionMetadataBuilder, CGSupport\n\n\n"
+        "class FlashAttentionMetadataBuilder(AttentionMetadataBuilder):\n"
+        "    _cudagraph_support = CGSupport.ALWAYS if v() == 3 else CGSupport.UNIFORM_BATCH\n\n\n"
+        "class FlashAttentionBackend:\n"
+        "    @staticmethod\n    def get_name():\n        return 'FLASH_ATTN'\n\n"
+        "    @staticmethod\n    def get_builder_cls():\n"
+        "        return FlashAttentionMetadataBuilder\n"
+    )
+    tree["vllm/attn/backends/q.py"] = plain_builder(
+        "QuantMetadataBuilder", "UNIFORM_BATCH", "_init_reorder_batch_threshold(1, True)")
+    r.commit(tree, "tree")
+    return r
+
+
+def _store(path: Path) -> Store:
+    store = Store(path)
+    store.migrate()
+    return store
+
+
+def test_matrix_json_rows(repo, tmp_path, capsys):
+    assert main(["--db", str(tmp_path / "none.sqlite"), "matrix", str(repo.path),
+                 "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    rows = {r["class"]: r for r in data["rows"]}
+    assert not (tmp_path / "none.sqlite").exists()  # matrix never creates a KB
+    tm = rows["TritonMLAMetadataBuilder"]
+    assert tm["backend"] == "TRITON_MLA" and tm["spec_ready"] is False
+    assert tm["effective"] == "UNIFORM_BATCH" and tm["last_pr"] is None
+    fa = rows["FlashAttentionMetadataBuilder"]
+    assert fa["backend"] == "FLASH_ATTN" and fa["dynamic"] is True
+    assert fa["condition"] == "v() == 3" and fa["levels"] == ["ALWAYS", "UNIFORM_BATCH"]
+    assert rows["QuantMetadataBuilder"]["spec_ready"] is True
+    assert rows["MLACommonMetadataBuilder"]["comments"] == (
+        "inherited from AttentionMetadataBuilder")
+
+
+def test_matrix_markdown_is_a_docs_table_with_last_pr(repo, tmp_path, capsys):
+    db = tmp_path / "kb.sqlite"
+    with _store(db) as store:
+        changes = ((10, "2026-01-01", "ALWAYS"), (12, "2026-03-01", "UNIFORM_BATCH"))
+        for number, merged, level in changes:
+            cur = store.conn.execute(
+                "INSERT INTO prs (repo, ref, number, title, source, raw, raw_hash, merged_at)"
+                " VALUES ('o/r', ?, ?, 't', 'test', '{}', 'h', ?)",
+                (str(number), number, merged),
+            )
+            store.conn.execute(
+                "INSERT INTO symbol_changes VALUES (?, 0, 'f.py', 'TritonMLAMetadataBuilder',"
+                " '_cudagraph_support', NULL, ?, 'added', NULL)",
+                (cur.lastrowid, level),
+            )
+    assert main(["--db", str(db), "matrix", str(repo.path)]) == 0
+    out = capsys.readouterr().out
+    # the output reads back as the docs table drift check expects
+    table = parse_table(out, load_profile())
+    assert table.level_col == "cudagraph_support" and table.backend_col == "Attention Backend"
+    rows = {r.cells["Builder"]: r for r in table.rows}
+    assert rows["TritonMLAMetadataBuilder"].cells["Last PR"] == "#12"
+    assert rows["TritonMLAMetadataBuilder"].levels == ["UNIFORM_BATCH"]
+    assert "v() == 3" in rows["FlashAttentionMetadataBuilder"].cells["Dynamic"]
+    assert MarkdownIt("commonmark").enable("table").render(out).count("<tr>") == len(rows) + 1
+
+
+def test_matrix_history_from_builder_levels(tmp_path, capsys):
+    db = tmp_path / "kb.sqlite"
+    with _store(db) as store:
+        rows = [
+            ("a" * 40, "2026-01-01T00:00:00Z", "1", "X", "NEVER", 0, None),
+            ("b" * 40, "2026-02-01T00:00:00Z", "2", "X", "UNIFORM_BATCH", 0, 0),
+            ("b" * 40, "2026-02-01T00:00:00Z", "2", "Y", "ALWAYS", 1, 1),
+        ]
+        for sha, at, pr, cls, eff, dyn, ready in rows:
+            store.conn.execute(
+                "INSERT INTO builder_levels VALUES ('o/r', ?, ?, ?, ?, 'f.py', ?, ?, ?, ?)",
+                (sha, at, pr, cls, eff, eff, dyn, ready),
+            )
+        hist = matrix_history(store)
+    assert [c["sha"][0] for c in hist["commits"]] == ["a", "b"]
+    x = hist["builders"]["X"]["levels"]
+    assert [lv["effective"] for lv in x] == ["NEVER", "UNIFORM_BATCH"]
+    assert x[1]["spec_ready"] is False and x[0]["spec_ready"] is None
+    assert hist["builders"]["Y"]["levels"][0]["dynamic"] is True
+    assert main(["--db", str(db), "matrix", "--history", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == hist
+    assert main(["--db", str(db), "matrix", "--history"]) == 0
+    assert "UNIFORM_BATCH" in capsys.readouterr().out
+    assert main(["--db", str(tmp_path / "absent.sqlite"), "matrix", "--history"]) == 2
