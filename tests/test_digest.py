@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
 from email import message_from_bytes
 from email.policy import default as default_policy
@@ -219,3 +220,24 @@ def test_cli_rejects_bad_options(tmp_path: Path, capsys: pytest.CaptureFixture[s
                  "a@example.org\r\nBcc: x@evil.example", "--smtp-host", "127.0.0.1",
                  "--from", "bot@example.org"]) == 2
     assert "not an email address" in capsys.readouterr().err
+
+
+def test_every_digest_message_has_a_chinese_translation() -> None:
+    from babel.messages.extract import extract_from_file
+
+    from prkb.paths import templates_dir
+
+    msgids = set()
+    for path in sorted((templates_dir() / "digest").glob("*.j2")):
+        for _line, msgid, _comments, _ctx in extract_from_file(
+            "jinja2", str(path), options={"extensions": "jinja2.ext.i18n"}
+        ):
+            msgids.add(msgid if isinstance(msgid, str) else msgid[0])
+    assert "Weekly digest" in msgids and "Level changes" in msgids
+    zh, en = dg._env("zh"), dg._env("en")
+    render = "{{ _(m, **kw) }}"
+    for msgid in msgids:
+        kw = {name: 1 for name in re.findall(r"%\((\w+)\)", msgid)}
+        english = msgid % kw
+        assert zh.from_string(render).render(m=msgid, kw=kw) != english, msgid
+        assert en.from_string(render).render(m=msgid, kw=kw) == english, msgid

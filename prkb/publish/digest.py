@@ -399,8 +399,6 @@ _FALLBACK_ZH: dict[str, str] = {
     "Risk highlights": "风险提示",
     "New relations": "新关联",
     ", ": "，",
-    "issue %(n)s": "issue %(n)s",
-    "commit %(sha)s": "提交 %(sha)s",
     "prkb weekly digest of %(repo)s. Generated from the knowledge base; reply to the list "
     "owner to unsubscribe.":
         "prkb 自动生成的 %(repo)s 周报，内容来自知识库；如需退订请联系列表管理员。",
@@ -434,12 +432,15 @@ def _fallback_env(lang: str) -> Any:
 
 
 def _env(lang: str) -> Any:
-    """The shared i18n environment (Babel catalogs); a local one while those are absent."""
+    """The shared i18n environment (Babel catalogs) once its catalog carries the digest's
+    messages; until then a local one with the same settings and the Chinese above."""
     try:
-        from ..render.i18n import jinja_env  # type: ignore[import-not-found,unused-ignore]
+        from ..render.i18n import gettext, jinja_env  # type: ignore[import-not-found,unused-ignore]
 
+        if gettext("zh", "Weekly digest") == "Weekly digest":
+            raise LookupError("the zh_CN catalog lacks the digest's messages")
         return jinja_env(lang)
-    except (ImportError, InputError):
+    except (ImportError, InputError, LookupError):
         return _fallback_env(lang)
 
 
@@ -460,19 +461,12 @@ def node_text(key: str, lang: str) -> str:
     return rest or key
 
 
-def _gettext(env: Any, text: str, **kw: Any) -> str:
-    """``text`` translated by ``env``'s catalog, with ``%(name)s`` filled from ``kw``."""
-    args = "".join(f", {k}={k}" for k in kw)
-    return str(env.from_string("{{ _(text" + args + ") }}").render(text=text, **kw))
-
-
 def digest_title(period: Period, lang: str, profile: Profile | None = None) -> str:
     """The heading and (for zh/both) the subject: profile title, "weekly digest", the key."""
     profile = profile or load_profile()
-    env = _env(lang)
     name = profile.title_zh if lang == "zh" else profile.title_en
-    sep = " · "
-    return f"{name}{sep}{_gettext(env, 'Weekly digest')} {period.key}"
+    out = _env(lang).get_template("digest/title.txt.j2").render(name=name, key=period.key)
+    return " ".join(str(out).split())
 
 
 def render_section(dg: Digest, lang: str, fmt: str, site_url: str | None = None) -> str:
@@ -525,13 +519,8 @@ def _tidy_text(text: str) -> str:
 
 
 def footer(lang: str, profile: Profile) -> str:
-    env = _env(lang)
-    return _gettext(
-        env,
-        "prkb weekly digest of %(repo)s. Generated from the knowledge base; reply to the list "
-        "owner to unsubscribe.",
-        repo=profile.repo,
-    )
+    out = _env(lang).get_template("digest/footer.txt.j2").render(repo=profile.repo)
+    return " ".join(str(out).split())
 
 
 def render(dg: Digest, lang: str, fmt: str, site_url: str | None = None) -> str:
