@@ -1,0 +1,147 @@
+"""One Jinja2 environment per language: Babel catalogs, locale dates, glossary labels.
+
+Messages live in ``templates/locales/<locale>/LC_MESSAGES/prkb.po`` (English msgids). The
+``.po`` files are read at run time with Babel and compiled in memory (no ``.mo`` files in
+the tree). To add messages, write ``{{ _("English text") }}`` or ``{% trans %}`` in a
+template, then add the msgid with its Chinese msgstr to the ``zh_CN`` catalog (the English
+catalog may leave msgstr empty: the msgid is the English text). ``pybabel extract -F
+templates/babel.cfg -o /tmp/prkb.pot templates`` lists every msgid in use, and
+``tests/test_report_i18n.py`` fails when a template msgid has no Chinese translation.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from datetime import UTC, date, datetime
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from babel.dates import format_date as _babel_date
+from babel.dates import format_datetime as _babel_datetime
+from babel.messages.mofile import write_mo
+from babel.messages.pofile import read_po
+from babel.support import Translations
+
+from ..errors import InputError
+from ..glossary import label as glossary_label
+from ..paths import templates_dir
+from . import markdown as mdsafe
+
+LANGS = ("zh", "en")
+LOCALES = {"zh": "zh_CN", "en": "en"}
+DOMAIN = "prkb"
+_UNKNOWN = {"zh": "未知", "en": "unknown"}
+
+
+def locale_of(lang: str) -> str:
+    if lang not in LOCALES:
+        raise InputError(f"unknown language {lang!r}: use one of {', '.join(LANGS)}")
+    return LOCALES[lang]
+
+
+def catalog_path(lang: str) -> Path:
+    return templates_dir() / "locales" / locale_of(lang) / "LC_MESSAGES" / f"{DOMAIN}.po"
+
+
+@lru_cache(maxsize=8)
+def translations(lang: str) -> Translations:
+    """The language's catalog, read from its ``.po`` file and compiled in memory (cached)."""
+    path = catalog_path(lang)
+    if not path.exists():
+        raise InputError(f"message catalog {path} is missing")
+    with path.open("rb") as fh:
+        catalog = read_po(fh, locale=locale_of(lang), domain=DOMAIN)
+    buf = io.BytesIO()
+    write_mo(buf, catalog, use_fuzzy=False)
+    buf.seek(0)
+    return Translations(fp=buf, domain=DOMAIN)
+
+
+def gettext(lang: str, msgid: str) -> str:
+    """A message from the catalog for use in Python code (prefer templates)."""
+    return str(translations(lang).gettext(msgid))
+
+
+# --- dates --------------------------------------------------------------------------------
+
+_DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def parse_when(value: Any) -> datetime | date | None:
+    """An ISO date or date-time string as stored in the KB, or None."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime | date):
+        return value
+    text = str(value).strip()
+    if _DATE_ONLY.match(text):
+        return date.fromisoformat(text)
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00").replace(" ", "T", 1))
+    except ValueError:
+        return None
+
+
+def format_datetime_for(value: Any, lang: str, fmt: str = "medium") -> str:
+    """Locale date-time; aware times are shown in UTC and say so, naive ones as stored."""
+    when = parse_when(value)
+    if when is None:
+        return _UNKNOWN[lang]
+    if not isinstance(when, datetime):
+        return str(_babel_date(when, "long", locale=locale_of(lang)))
+    if when.tzinfo is not None:
+        utc = when.astimezone(UTC).replace(tzinfo=None)
+        return f"{_babel_datetime(utc, fmt, locale=locale_of(lang))} UTC"
+    return str(_babel_datetime(when, fmt, locale=locale_of(lang)))
+
+
+def format_date_for(value: Any, lang: str, fmt: str = "long") -> str:
+    when = parse_when(value)
+    if when is None:
+        return _UNKNOWN[lang]
+    day = when.date() if isinstance(when, datetime) else when
+    return str(_babel_date(day, fmt, locale=locale_of(lang)))
+
+
+# --- the environment ----------------------------------------------------------------------
+
+
+def _autoescape_html(name: str | None) -> bool:
+    return bool(name) and str(name).endswith((".html", ".html.j2", ".htm"))
+
+
+def jinja_env(lang: str, *, autoescape: bool | None = None) -> jinja2.Environment:
+    """A fresh environment for ``lang`` over ``templates/``.
+
+    Autoescape is on for ``.html``/``.html.j2`` templates unless ``autoescape`` forces it.
+    Filters: ``format_date``, ``format_datetime`` (Babel, per locale), ``label(section)``
+    (glossary), ``unknown`` (the KB lacks it), and for untrusted text ``md``/``code``/
+    ``fence``/``mdlink`` (inert Markdown) and ``plain`` (plain text). Globals: ``_``/``gettext``,
+    ``lang``, ``locale``.
+    """
+    locale = locale_of(lang)
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir())),
+        extensions=["jinja2.ext.i18n"],
+        autoescape=_autoescape_html if autoescape is None else autoescape,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.install_gettext_translations(translations(lang), newstyle=True)  # type: ignore[attr-defined]
+    env.filters["format_datetime"] = lambda v, fmt="medium": format_datetime_for(v, lang, fmt)
+    env.filters["format_date"] = lambda v, fmt="long": format_date_for(v, lang, fmt)
+    env.filters["label"] = lambda code, section: glossary_label(section, str(code), lang)
+    env.filters["unknown"] = lambda v: _UNKNOWN[lang] if v in (None, "") else v
+    env.filters["md"] = mdsafe.md_escape
+    env.filters["code"] = mdsafe.md_code
+    env.filters["fence"] = mdsafe.md_fence
+    env.filters["mdlink"] = mdsafe.md_link
+    env.filters["plain"] = mdsafe.plain
+    env.globals["lang"] = lang
+    env.globals["locale"] = locale
+    return env

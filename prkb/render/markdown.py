@@ -1,0 +1,143 @@
+"""Safe Markdown: untrusted text made inert for Markdown output, Markdown turned into safe HTML.
+
+``to_html`` renders with markdown-it-py's ``js-default`` preset (raw HTML off, link
+validation on: no ``javascript:``, ``vbscript:``, ``file:`` or ``data:`` links) and then
+cleans the result with nh3 against a strict allow-list (no scripts, no event handlers, no
+``style`` attributes, only http/https/mailto URLs, comments dropped).
+
+``md_escape``/``md_code``/``md_fence`` make untrusted text safe *inside* Markdown that prkb
+writes; ``plain`` makes it safe for plain text (e-mail, terminals).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import nh3
+from markdown_it import MarkdownIt
+
+# Bidirectional embedding/override/isolate controls and marks: dropped from untrusted text so
+# it cannot reorder what a reader sees around it ("Trojan Source").
+_BIDI = dict.fromkeys(
+    [0x200E, 0x200F, 0x061C, *range(0x202A, 0x202F), *range(0x2066, 0x206A)], None
+)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+ALLOWED_TAGS = {
+    "a", "p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li",
+    "blockquote", "pre", "code", "em", "strong", "del", "s", "table", "thead", "tbody",
+    "tr", "th", "td", "img", "section", "span",
+}
+ALLOWED_ATTRIBUTES = {
+    "a": {"href", "title"},
+    "img": {"src", "alt", "title"},
+    "code": {"class"},
+    "th": {"align"},
+    "td": {"align"},
+    "ol": {"start"},
+    "section": {"lang"},
+    "span": {"lang"},
+}
+URL_SCHEMES = {"http", "https", "mailto"}
+
+
+def clean_text(text: str | None) -> str:
+    """Text without control characters (except newline and tab) and without bidi controls."""
+    if not text:
+        return ""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _CONTROL.sub("", text.translate(_BIDI))
+
+
+def one_line(text: str | None, limit: int | None = None) -> str:
+    """``clean_text`` on one line (whitespace runs collapsed), cut to ``limit`` characters."""
+    s = " ".join(clean_text(text).split())
+    if limit is not None and len(s) > limit:
+        s = s[: max(0, limit - 1)].rstrip() + "…"
+    return s
+
+
+_INLINE_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+_LINE_START = re.compile(r"^(\s*)([-+=>#]|\d+[.)])")
+_CODE_SPAN = re.compile(r"(`+)([^`].*?)\1(?!`)")
+
+
+def _escape(s: str) -> str:
+    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _INLINE_SPECIAL.sub(r"\\\1", s)
+
+
+def md_escape(text: str | None) -> str:
+    """Untrusted text as inert inline Markdown: one line, specials escaped, no raw HTML."""
+    s = _escape(one_line(text))
+    return _LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), s)
+
+
+def md_inline(text: str | None) -> str:
+    """Like ``md_escape`` but keeps the text's own inline code spans (re-emitted safely)."""
+    s = one_line(text)
+    out: list[str] = []
+    pos = 0
+    for m in _CODE_SPAN.finditer(s):
+        out.append(_escape(s[pos : m.start()]))
+        out.append(md_code(m.group(2).strip()))
+        pos = m.end()
+    out.append(_escape(s[pos:]))
+    joined = "".join(out)
+    return _LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), joined)
+
+
+def md_code(text: str | None) -> str:
+    """Untrusted text as one inline code span (a fence longer than any backtick run)."""
+    s = one_line(text)
+    if not s:
+        return ""
+    run = max((len(m) for m in re.findall(r"`+", s)), default=0)
+    fence = "`" * (run + 1)
+    pad = " " if s.startswith("`") or s.endswith("`") else ""
+    return f"{fence}{pad}{s}{pad}{fence}"
+
+
+def md_fence(text: str | None, info: str = "") -> str:
+    """Untrusted text as a fenced code block whose fence no line of the text can close."""
+    body = clean_text(text).rstrip("\n")
+    run = max((len(m) for m in re.findall(r"`{3,}", body)), default=2)
+    fence = "`" * max(3, run + 1)
+    return f"{fence}{info}\n{body}\n{fence}"
+
+
+def md_link(url: str | None, text: str | None = None) -> str:
+    """A link only for http(s) URLs; anything else is shown as inert code."""
+    u = one_line(url)
+    if re.match(r"^https?://[^\s<>()\[\]`]+$", u):
+        return f"[{md_escape(text or u)}]({u})" if text else f"<{u}>"
+    return md_code(u) if u else ""
+
+
+def plain(text: str | None, limit: int | None = None) -> str:
+    """Untrusted text for plain-text output: one line, no control or bidi characters."""
+    return one_line(text, limit)
+
+
+@lru_cache(maxsize=1)
+def _md() -> MarkdownIt:
+    return MarkdownIt("js-default", {"html": False, "linkify": False, "typographer": False})
+
+
+def to_html(text: str) -> str:
+    """Markdown to HTML, safe for any input: markdown-it-py (no raw HTML) then nh3."""
+    rendered = _md().render(clean_text(text))
+    return sanitize_html(rendered)
+
+
+def sanitize_html(html: str) -> str:
+    """HTML from outside through nh3's strict allow-list."""
+    return nh3.clean(
+        html,
+        tags=ALLOWED_TAGS,
+        attributes=ALLOWED_ATTRIBUTES,
+        url_schemes=URL_SCHEMES,
+        strip_comments=True,
+        link_rel="noopener noreferrer nofollow",
+    )

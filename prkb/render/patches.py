@@ -1,0 +1,126 @@
+"""The code a report shows: the hunks of a stored patch that matter, or a labelled rebuild.
+
+A hunk matters when one of its changed lines names the tracked symbol family, a
+dynamic-support method, or one of the profile's related calls and attributes
+(``[audit] reorder_call`` and ``query_len_attr``, e.g. ``_init_reorder_batch_threshold``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..analyze.diff import iter_patch_lines
+from ..profile import Profile
+from .markdown import clean_text
+
+MAX_HUNKS = 3
+MAX_HUNK_LINES = 40
+MAX_LINE_CHARS = 200
+
+
+def related_names(profile: Profile) -> list[str]:
+    names = [profile.audit.get("reorder_call"), profile.audit.get("query_len_attr")]
+    return sorted({str(n) for n in names if n})
+
+
+def _related_regex(profile: Profile) -> re.Pattern[str] | None:
+    names = related_names(profile)
+    if not names:
+        return None
+    alts = "|".join(re.escape(n) for n in names)
+    return re.compile(rf"(?<![A-Za-z0-9_])(?:{alts})(?![A-Za-z0-9_])")
+
+
+def split_hunks(patch: str) -> list[tuple[str, list[str]]]:
+    hunks: list[tuple[str, list[str]]] = []
+    for raw in clean_text(patch).split("\n"):
+        if raw.startswith("@@"):
+            hunks.append((raw, []))
+        elif hunks:
+            hunks[-1][1].append(raw)
+    return hunks
+
+
+def key_hunks(patch: str | None, profile: Profile) -> tuple[list[str], bool]:
+    """The hunks that matter (capped), and whether anything was cut."""
+    if not patch:
+        return [], False
+    rel = _related_regex(profile)
+    out: list[str] = []
+    cut = False
+    for header, lines in split_hunks(patch):
+        changed = [ln[1:] for ln in lines if ln[:1] in "+-"]
+        if not any(
+            profile.watch_regex.search(t) or (rel is not None and rel.search(t)) for t in changed
+        ):
+            continue
+        if len(out) >= MAX_HUNKS:
+            cut = True
+            break
+        body = lines[:MAX_HUNK_LINES]
+        cut = cut or len(lines) > MAX_HUNK_LINES
+        shown = []
+        for ln in body:
+            if len(ln) > MAX_LINE_CHARS:
+                ln, cut = ln[: MAX_LINE_CHARS - 1] + "…", True
+            shown.append(ln)
+        while shown and not shown[-1].strip():
+            shown.pop()
+        out.append("\n".join([header[:MAX_LINE_CHARS], *shown]))
+    return out, cut
+
+
+def related_calls(path: str, patch: str | None, profile: Profile) -> list[dict[str, Any]]:
+    """Changed lines that name a related call or attribute, with their class if known."""
+    rel = _related_regex(profile)
+    if not patch or rel is None:
+        return []
+    out = []
+    for pl in iter_patch_lines(clean_text(patch)):
+        if pl.kind == " ":
+            continue
+        m = rel.search(pl.text)
+        if m:
+            out.append(
+                {
+                    "file": path,
+                    "class": pl.cls,
+                    "name": m.group(0),
+                    "kind": "added" if pl.kind == "+" else "removed",
+                    "line": pl.text.strip()[:MAX_LINE_CHARS],
+                }
+            )
+    return out
+
+
+def classes_touched(patch: str | None) -> list[str]:
+    if not patch:
+        return []
+    lines = iter_patch_lines(clean_text(patch))
+    return sorted({pl.cls for pl in lines if pl.kind != " " and pl.cls})
+
+
+def rebuilt(change: dict[str, Any], profile: Profile) -> str:
+    """The declaration change as a diff, rebuilt from the recorded facts (not the patch)."""
+    enum = profile.enum or "Level"
+
+    def line(attr: str | None, value: str | None) -> str:
+        if value is None or attr is None:
+            return ""
+        if value == "overridden":
+            return f"    def {attr}(cls, ...): ..."
+        shown = value if (" " in value or "." in value or value in ("True", "False")) else (
+            f"{enum}.{value}"
+        )
+        return f"    {attr}: ClassVar[{enum}] = {shown}"
+
+    before_attr = change.get("before_attr") or change.get("attr")
+    old = line(before_attr, change.get("before"))
+    new = line(change.get("attr"), change.get("after"))
+    rows = [f" class {change.get('class')}(...):"]
+    if old:
+        rows.append("-" + old)
+    if new:
+        rows.append("+" + new)
+    return "\n".join(rows)

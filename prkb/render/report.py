@@ -1,0 +1,459 @@
+"""PR reports: one analysis (``report_context``), rendered per language and format.
+
+``report_context`` gathers only facts from the knowledge base and the profile (codes, names,
+values, excerpts); every sentence a reader sees comes from the templates under
+``templates/report/`` and the message catalogs. Formats: ``md`` (Markdown), ``txt`` (plain
+text for e-mail) and ``html`` (a standalone page made from the Markdown by ``to_html``).
+Output is deterministic: the same knowledge base gives byte-identical reports.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from typing import Any
+
+from ..analyze.risk import is_declaration_core, risk_tags_for
+from ..errors import InputError
+from ..kb import pr_facts, raw_record
+from ..models import Finding, SymbolChange
+from ..profile import Profile, load_profile
+from ..store import Store
+from .body import body_sections, features_in, mentions, test_commands
+from .discussion import highlights
+from .i18n import LANGS, jinja_env
+from .markdown import (
+    clean_text,
+    md_code,
+    md_escape,
+    md_fence,
+    md_inline,
+    md_link,
+    plain,
+    to_html,
+)
+from .patches import classes_touched, key_hunks, rebuilt, related_calls, related_names
+
+FORMATS = ("md", "txt", "html")
+_TAG_ORDER = (
+    "core-path", "missing-tests", "platform-specific", "level-raised", "level-lowered",
+    "declaration-removed", "dynamic-support", "depends-on-pr", "audit-finding",
+    "patch-unavailable", "revert", "small-change",
+)
+# Tags whose reasons from risk_tags_for are identifiers (shown verbatim as code).
+_VERBATIM_REASONS = (
+    "level-raised", "level-lowered", "declaration-removed", "dynamic-support", "audit-finding",
+    "patch-unavailable",
+)
+WHY_IN_A_WORD = {
+    "lowered": "correctness-fix",
+    "raised": "performance",
+    "added": "new-declaration",
+    "removed": "inherited",
+    "dynamic-added": "run-time",
+    "dynamic-removed": "static",
+    "renamed": "rename",
+    "changed": "changed",
+}
+
+
+def _module_of(path: str) -> str | None:
+    if not path.endswith(".py"):
+        return None
+    mod = path[:-3].replace("/", ".")
+    return mod[: -len(".__init__")] if mod.endswith(".__init__") else mod
+
+
+def _file_type(path: str, category: str, profile: Profile, declares: bool) -> str:
+    if category != "source":
+        return category
+    if declares or profile.is_core_path(path):
+        return "core-logic"
+    if "config" in path.rsplit("/", 1)[-1]:
+        return "config"
+    return "supporting"
+
+
+def _meaning(profile: Profile, lang: str, value: str | None) -> str | None:
+    if not value:
+        return None
+    return profile.level_meaning.get(lang, {}).get(profile.normalize_level(value))
+
+
+def _node_title(store: Store, number: int) -> str | None:
+    row = store.conn.execute(
+        "SELECT title FROM prs WHERE number=? ORDER BY repo LIMIT 1", (number,)
+    ).fetchone()
+    if row is None:
+        row = store.conn.execute(
+            "SELECT title FROM nodes WHERE key=?", (f"pr:{number}",)
+        ).fetchone()
+    return str(row[0]) if row is not None and row[0] else None
+
+
+def _recommend(
+    changes: list[dict[str, Any]], findings: list[Any], missing_tests: bool, spec_ready: bool,
+    flag_levels: set[str],
+) -> str:
+    """The recommended-action code (templates word it)."""
+    dirs = {c["direction"] for c in changes}
+    if findings:
+        return "resolve-findings"
+    if "lowered" in dirs:
+        return "lowered-add-test" if missing_tests else "lowered"
+    raised = [c for c in changes if c["direction"] in ("raised", "added")]
+    if raised:
+        if any(c["after"] in flag_levels for c in raised):
+            return "raised-consistent" if spec_ready else "raised-check"
+        return "raised-add-test" if missing_tests else "raised"
+    if dirs & {"dynamic-added", "dynamic-removed"}:
+        return "dynamic"
+    if "removed" in dirs:
+        return "removed"
+    if not changes:
+        return "no-change"
+    return "other"
+
+
+def report_context(
+    store: Store, ref: str | int, lang: str, *, profile: Profile | None = None
+) -> dict[str, Any]:
+    """Everything a report says, as facts (no sentences). Raises NotFound."""
+    if lang not in LANGS:
+        raise InputError(f"unknown language {lang!r}: use one of {', '.join(LANGS)}")
+    profile = profile or load_profile()
+    facts = pr_facts(store, ref)
+    row = store.pr_row(facts["ref"], facts["repo"])
+    assert row is not None
+    rec = raw_record(store, row)
+    ext = rec.get("prkb") or {}
+    notes = sorted({str(n) for n in ext.get("notes") or []})
+    body = rec.get("body") or ""
+    git_only = facts["source"] == "git"
+    number = facts["number"]
+    patches = {f["filename"]: f.get("patch") for f in rec.get("files") or []}
+
+    # declaration changes, with level meanings from the profile
+    flag_levels = {str(x) for x in profile.audit.get("flag_levels", [])}
+    flag_order = sorted(flag_levels, key=lambda v: (profile.level_rank(v) or 0, v))
+    changes = []
+    for c in facts["symbol_changes"]:
+        sc = SymbolChange.from_json(c)
+        changes.append(
+            {
+                **c,
+                "before_meaning": _meaning(profile, lang, c["before"]),
+                "after_meaning": _meaning(profile, lang, c["after"]),
+                "before_rank": profile.level_rank(c["before"]),
+                "after_rank": profile.level_rank(c["after"]),
+                "conditional": any(" if " in (v or "") for v in (c["before"], c["after"])),
+                "why": WHY_IN_A_WORD.get(c["direction"], "changed"),
+                "core": is_declaration_core(sc, profile),
+                "flag_level": c["after"] in flag_levels,
+            }
+        )
+    classes = sorted({c["class"] for c in changes})
+
+    # related calls in the same PR (e.g. the reorder-threshold call)
+    calls: list[dict[str, Any]] = []
+    for path in sorted(patches):
+        calls.extend(related_calls(path, patches[path], profile))
+    reorder = str(profile.audit.get("reorder_call") or "")
+    flag = str(profile.audit.get("reorder_flag") or "")
+    qattr = str(profile.audit.get("query_len_attr") or "")
+    qdefault = str(profile.audit.get("query_len_default") or "")
+    spec_ready = any(
+        c["kind"] == "added"
+        and (
+            (c["name"] == reorder and flag and f"{flag}=True" in c["line"].replace(" ", ""))
+            or (c["name"] == qattr and "=" in c["line"] and qdefault not in c["line"])
+        )
+        for c in calls
+    )
+
+    # files
+    files = []
+    for f in facts["files"]:
+        path = f["path"]
+        cat = profile.category(path)
+        own = [c for c in changes if c["file"] == path]
+        symbols = {f"{c['class']}.{c['attr']}" for c in own}
+        symbols |= {
+            f"{c['class']}: {c['name']}" if c["class"] else c["name"]
+            for c in calls
+            if c["file"] == path
+        }
+        touched = set(classes_touched(patches.get(path)))
+        symbols |= {t for t in touched if not any(s.startswith(t + ".") for s in symbols)}
+        role = (
+            "declaration" if own
+            else "test" if cat == "test"
+            else "docs" if cat == "docs"
+            else "build" if cat == "build"
+            else "core" if profile.is_core_path(path)
+            else "related-call" if any(c["file"] == path for c in calls)
+            else "other"
+        )
+        files.append(
+            {
+                **f,
+                "module": _module_of(path),
+                "category": cat,
+                "type": _file_type(path, cat, profile, bool(own)),
+                "symbols": sorted(symbols),
+                "role": role,
+                "has_patch": bool(patches.get(path)),
+            }
+        )
+
+    # key code: patch hunks that matter, else rebuilt from the recorded change
+    code = []
+    for path in sorted({f["path"] for f in files} | {c["file"] for c in changes}):
+        hunks, cut = key_hunks(patches.get(path), profile)
+        if hunks:
+            code.append({"file": path, "kind": "patch", "hunks": hunks, "cut": cut})
+            continue
+        own = [c for c in changes if c["file"] == path]
+        if own:
+            code.append(
+                {"file": path, "kind": "rebuilt", "hunks": [rebuilt(c, profile) for c in own],
+                 "cut": False}
+            )
+
+    # tests
+    sections = body_sections(body, skip=notes)
+    commands: list[str] = []
+    for s in sections:
+        commands.extend(x for x in s.commands if x not in commands)
+    texts = [body] + [str(c.get("body") or "") for c in rec.get("comments") or []]
+    commands.extend(x for x in test_commands(texts) if x not in commands)
+
+    # review
+    review = highlights(rec)
+
+    # relations, else mentions in the text
+    relations = []
+    for r in facts["relations"]:
+        other = r["other"]
+        relations.append(
+            {
+                **r,
+                "number": other if isinstance(other, int) else None,
+                "title": _node_title(store, other) if isinstance(other, int) else None,
+            }
+        )
+    relations.sort(key=lambda r: (r["type"], str(r["other"]), r["direction"]))
+    mention_map: dict[int, str] = {}
+    all_texts = [body]
+    for key in ("reviews", "comments", "review_comments"):
+        all_texts += [str(x.get("body") or "") for x in rec.get(key) or []]
+    for t in all_texts:
+        for n, ctx in mentions(t, number).items():
+            mention_map.setdefault(n, ctx)
+    mention_list = [
+        {"number": n, "title": _node_title(store, n), "context": mention_map[n]}
+        for n in sorted(mention_map)
+    ]
+
+    # risks: tags with reasons, core rule, platforms, features, findings
+    has_dep = any(r["type"] == "depends-on" and r["direction"] == "out" for r in relations)
+    findings_m = [Finding.from_json(x) for x in facts["findings"]]
+    tags, why = risk_tags_for(
+        rec, [SymbolChange.from_json(c) for c in facts["symbol_changes"]], findings_m, profile,
+        has_dependency=has_dep,
+    )
+    codes = {t.code for t in tags} | {t["code"] for t in facts["risk_tags"]}
+    decl_core = sorted({c["file"] for c in changes if c["core"]})
+    platforms = [profile.platform(p) for p in facts["platforms"]]
+    plat_labels = [getattr(p, lang) for p in platforms if p is not None]
+    risk_tags = []
+    for code_ in sorted(codes, key=lambda c: (_TAG_ORDER.index(c) if c in _TAG_ORDER else 99, c)):
+        if code_ == "core-path":
+            details = sorted(set(facts["core_paths"]) | set(decl_core))
+        elif code_ == "platform-specific":
+            details = plat_labels
+        elif code_ == "depends-on-pr":
+            details = [f"#{r['other']}" for r in relations if r["type"] == "depends-on"]
+        elif code_ in _VERBATIM_REASONS:
+            details = list(why.get(code_, []))
+        else:
+            details = []
+        risk_tags.append({"code": code_, "details": details})
+    missing_tests = "missing-tests" in codes
+    findings = [
+        {
+            "rule": x["rule"], "file": x["file"], "class": x["class"],
+            "message": x["message_zh"] if lang == "zh" else x["message_en"],
+            "commit": x["commit"],
+        }
+        for x in facts["findings"]
+    ]
+    features = features_in([facts["title"] or "", body], profile.features)
+
+    return {
+        "lang": lang,
+        "profile": {
+            "name": profile.name,
+            "title": profile.title_zh if lang == "zh" else profile.title_en,
+            "display": profile.display,
+            "enum": profile.enum,
+            "reorder_call": reorder,
+            "reorder_flag": flag,
+            "query_len_attr": qattr,
+            "related_names": related_names(profile),
+            "flag_levels": flag_order,
+        },
+        "pr": {
+            "repo": facts["repo"],
+            "ref": facts["ref"],
+            "number": number,
+            "title": facts["title"],
+            "state": facts["state"],
+            "author": facts["author"],
+            "created_at": facts["created_at"],
+            "merged_at": facts["merged_at"],
+            "closed_at": facts["closed_at"],
+            "url": facts["url"],
+            "source": facts["source"],
+            "labels": sorted(facts["labels"]),
+            "merge_commit_sha": facts["merge_commit_sha"],
+            "git_only": git_only,
+        },
+        "notes": notes,
+        "summary": {
+            "classes": classes,
+            "action": _recommend(changes, findings, missing_tests, spec_ready, flag_levels),
+        },
+        "motivation": {
+            "has_body": bool(body.strip()),
+            "sections": [vars(s) for s in sections],
+        },
+        "changes": changes,
+        "calls": calls,
+        "spec_ready": spec_ready,
+        "tests": {"touched": sorted(facts["tests_touched"]), "commands": commands},
+        "files": files,
+        "code": code,
+        "review": {**review, "collected": not git_only},
+        "risks": {
+            "tags": risk_tags,
+            "directions": sorted({c["direction"] for c in changes}),
+            "core_rule": {
+                "applies": bool(decl_core),
+                "files": decl_core,
+                "prefixes": sorted(profile.core_rule.get("declaration_paths", [])),
+                "why": str(profile.core_rule.get(lang) or profile.core_rule.get("en") or ""),
+            },
+            "core_paths": sorted(facts["core_paths"]),
+            "platforms": plat_labels,
+            "features": features,
+            "findings": findings,
+            "flag_raise": any(c["flag_level"] and c["direction"] in ("raised", "added")
+                              for c in changes),
+        },
+        "related": {"relations": relations, "mentions": mention_list},
+    }
+
+
+# --- rendering ----------------------------------------------------------------------------
+
+
+def _indent_block(text: str, info: str = "") -> str:
+    del info
+    return "\n".join(("    " + ln) if ln else "" for ln in clean_text(text).split("\n"))
+
+
+def _render_lang(ctx: dict[str, Any], fmt: str) -> str:
+    """The report text of one language: ``md`` or ``txt`` from the same template."""
+    env = jinja_env(ctx["lang"], autoescape=False)
+    if fmt == "md":
+        env.filters.update(t=md_escape, q=md_inline, c=md_code, block=md_fence, link=md_link)
+    else:
+        env.filters.update(t=plain, q=plain, c=plain, block=_indent_block, link=plain)
+    out = env.get_template("report/report.j2").render(fmt=fmt, **ctx)
+    return _tidy(out)
+
+
+def _tidy(text: str) -> str:
+    """At most one blank line in a row, no trailing spaces, one final newline."""
+    lines = [ln.rstrip() for ln in text.split("\n")]
+    out: list[str] = []
+    fence: str | None = None
+    for ln in lines:
+        stripped = ln.strip()
+        if fence is None and stripped.startswith("```"):
+            fence = stripped[: len(stripped) - len(stripped.lstrip("`"))]
+        elif fence is not None and stripped == fence:
+            fence = None
+        if fence is None and not ln and out and not out[-1]:
+            continue
+        out.append(ln)
+    return "\n".join(out).strip("\n") + "\n"
+
+
+_STYLE = (
+    "body{font:16px/1.6 system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;"
+    "color:#1b1b1b}pre{background:#f5f5f5;padding:.75rem;overflow-x:auto}"
+    "code{font-family:ui-monospace,monospace;font-size:.9em}"
+    "blockquote{border-left:3px solid #ccc;margin-left:0;padding-left:1rem;color:#444}"
+    "section+section{border-top:2px solid #ddd;margin-top:3rem}"
+)
+
+
+def _page(parts: list[tuple[str, str]], title: str) -> str:
+    """A standalone page: sanitized body per language, strict CSP, no scripts."""
+    style_hash = base64.b64encode(hashlib.sha256(_STYLE.encode()).digest()).decode()
+    env = jinja_env(parts[0][0], autoescape=True)
+    return env.get_template("report/page.html.j2").render(
+        sections=[{"lang": lang, "html": html} for lang, html in parts],
+        title=title,
+        style=_STYLE,
+        csp=(
+            "default-src 'none'; img-src https:; "
+            f"style-src 'sha256-{style_hash}'; base-uri 'none'; form-action 'none'"
+        ),
+        html_lang="zh-CN" if parts[0][0] == "zh" and len(parts) == 1 else (
+            "en" if len(parts) == 1 else "mul"
+        ),
+    )
+
+
+def _check(lang: str, fmt: str) -> None:
+    if lang not in LANGS:
+        raise InputError(f"unknown language {lang!r}: use zh or en")
+    if fmt not in FORMATS:
+        raise InputError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
+
+
+def render_report(
+    store: Store, ref: str | int, *, lang: str = "zh", fmt: str = "md",
+    profile: Profile | None = None,
+) -> str:
+    """One report of PR ``ref`` in ``lang`` (zh, en) and ``fmt`` (md, txt, html)."""
+    _check(lang, fmt)
+    ctx = report_context(store, ref, lang, profile=profile)
+    if fmt != "html":
+        return _render_lang(ctx, fmt)
+    md = _render_lang(ctx, "md")
+    return _page([(lang, to_html(md))], _page_title(ctx))
+
+
+def render_reports(
+    store: Store, ref: str | int, langs: tuple[str, ...], *, fmt: str = "md",
+    profile: Profile | None = None,
+) -> str:
+    """Several languages one after the other (html: one page with a section per language)."""
+    for lang in langs:
+        _check(lang, fmt)
+    ctxs = [report_context(store, ref, lang, profile=profile) for lang in langs]
+    if fmt == "html":
+        return _page([(c["lang"], to_html(_render_lang(c, "md"))) for c in ctxs],
+                     _page_title(ctxs[0]))
+    sep = "\n---\n\n" if fmt == "md" else "\n" + "=" * 60 + "\n\n"
+    return sep.join(_render_lang(c, fmt) for c in ctxs)
+
+
+def _page_title(ctx: dict[str, Any]) -> str:
+    pr = ctx["pr"]
+    head = f"PR #{pr['number']}" if pr["number"] is not None else pr["ref"]
+    return f"{head} {pr['title']}"[:300]
