@@ -146,6 +146,16 @@ def test_gather_picks_the_weeks_events_only(tmp_path: Path) -> None:
         assert dg.gather(store, dg.week_period("2026-W17")).empty
         assert dg.gather(store, dg.week_period("2026-W22")).merged[0].number == 104
         assert dg.digest_weeks(store) == ["2026-W18", "2026-W19", "2026-W20", WEEK, "2026-W22"]
+        # The week still running is left out of the site's list by default.
+        in_w22 = datetime(2026, 5, 27, tzinfo=UTC)
+        assert dg.digest_weeks(store, now=in_w22)[-1] == WEEK
+        assert dg.digest_weeks(store, now=in_w22, complete_only=False)[-1] == "2026-W22"
+        entries = dg.digest_entries(store, "en", site_url="https://s.example", now=in_w22)
+        assert [e.key for e in entries] == [WEEK, "2026-W20", "2026-W19", "2026-W18"]
+        assert entries[0].title.endswith("Weekly digest 2026-W21")
+        assert entries[0].counts["merged"] == 1
+        assert entries[0].end == datetime(2026, 5, 25, tzinfo=UTC)
+        assert 'href="https://s.example/en/pr/101.html"' in entries[0].html
 
 
 def test_text_is_plain_and_html_is_escaped_with_inlined_css(tmp_path: Path) -> None:

@@ -308,10 +308,18 @@ def _pr_number(key: str) -> int | None:
     return None
 
 
-def digest_weeks(store: Store, profile: Profile | None = None) -> list[str]:
+def digest_weeks(
+    store: Store,
+    profile: Profile | None = None,
+    *,
+    complete_only: bool = True,
+    now: datetime | None = None,
+) -> list[str]:
     """Every ISO week in which a PR of the profile's repository opened, merged or closed,
-    oldest first (the site builds one page per week and an Atom feed from them)."""
+    oldest first; by default only weeks that have ended (the site builds one page per week
+    and an Atom feed from them)."""
     profile = profile or load_profile()
+    current = week_key(now or datetime.now(UTC))
     weeks: set[str] = set()
     for row in store.conn.execute(
         "SELECT state, created_at, merged_at, closed_at FROM prs WHERE repo=?", (profile.repo,)
@@ -323,7 +331,47 @@ def digest_weeks(store: Store, profile: Profile | None = None) -> list[str]:
         elif row["state"] == "closed" and merged is None:
             stamps.append(parse_time(row["closed_at"]))
         weeks.update(week_key(t) for t in stamps if t is not None)
-    return sorted(weeks)
+    return sorted(w for w in weeks if not complete_only or w < current)
+
+
+@dataclass(frozen=True)
+class DigestEntry:
+    """One week's digest for a site page or an Atom entry."""
+
+    key: str
+    title: str
+    start: datetime
+    end: datetime
+    html: str  # the section fragment (escaped; no document wrapper, no inlined CSS)
+    text: str
+    counts: dict[str, int]
+
+
+def digest_entries(
+    store: Store,
+    lang: str,
+    *,
+    site_url: str | None = None,
+    profile: Profile | None = None,
+    now: datetime | None = None,
+) -> list[DigestEntry]:
+    """The digests of :func:`digest_weeks`, newest first, in ``lang`` (zh or en)."""
+    profile = profile or load_profile()
+    out = []
+    for key in reversed(digest_weeks(store, profile, now=now)):
+        d = gather(store, week_period(key), profile)
+        out.append(
+            DigestEntry(
+                key=key,
+                title=digest_title(d.period, lang, profile),
+                start=d.period.start,
+                end=d.period.end,
+                html=render(d, lang, "fragment", site_url),
+                text=render(d, lang, "text", site_url),
+                counts=d.counts(),
+            )
+        )
+    return out
 
 
 # --- labels used by the templates ---------------------------------------------------------
