@@ -214,10 +214,11 @@ _REF = re.compile(
     r"(?<![\w/&#])(?:(?P<repo>[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*))?#(?P<num>\d{1,7})(?![\w])"
 )
 _FILLER = re.compile(
-    r"(?:\b(?:the|this|that|a|an|PR|PRs|pull\s+request|pull\s+requests|issue|issues|change|"
-    r"changes|commit|in\s+(?=PR\b))\s*|#\d+\s*(?:,|\band\b|\bor\b|&|/)?\s*|(?:,|&|\band\b)\s*)$",
+    r"\b(?:the|this|that|a|an|PR|PRs|pull\s+request|pull\s+requests|issue|issues|change|"
+    r"changes|commit)\s*$",
     _F,
 )
+_PRE_LIST = re.compile(r"(?:[\w.-]+/[\w.-]+)?#\d+\s*(?:,|\band\b|\bor\b|&|/)\s*$", _F)
 _POST_LIST = re.compile(r"^(?:\s*(?:,|\band\b|\bor\b|&|/)\s*(?:[\w.-]+/[\w.-]+)?#\d+)+", _F)
 _ISSUE_HINT = re.compile(r"\bissues?\s*$", _F)
 
@@ -261,13 +262,25 @@ def sentences(text: str) -> list[str]:
     return out
 
 
-def _strip_fillers(pre: str) -> str:
+def _pre_variants(pre: str) -> list[str]:
+    """The text before a reference as written, without earlier references of a list
+    ("#1, #2 and"), and also without filler words ("the PR", "issue")."""
+
+    def strip(rx: re.Pattern[str], text: str) -> str:
+        prev = None
+        while prev != text:
+            prev = text
+            text = rx.sub("", text).rstrip()
+            text = text + " " if text else text
+        return text
+
+    no_list = strip(_PRE_LIST, pre)
+    bare = no_list
     prev = None
-    while prev != pre:
-        prev = pre
-        pre = _FILLER.sub("", pre).rstrip()
-        pre = pre + " " if pre else pre
-    return pre
+    while prev != bare:
+        prev = bare
+        bare = strip(_PRE_LIST, strip(_FILLER, bare))
+    return list(dict.fromkeys((pre, no_list, bare)))
 
 
 def _clause(pre: str, rules: RuleSet) -> str:
@@ -321,11 +334,11 @@ def classify(
     clause = _clause(pre, rules)
     if rules.negation_pre.search(clause) or rules.negation_post.search(post):
         return None
-    pre_s = _strip_fillers(pre)
+    pres = _pre_variants(pre)
     post_s = _POST_LIST.sub("", post)
     best: tuple[str, str, float] | None = None
     for rule in rules.rules:
-        if rule.pre is not None and not (rule.pre.search(pre_s) or rule.pre.search(pre)):
+        if rule.pre is not None and not any(rule.pre.search(p) for p in pres):
             continue
         if rule.post is not None and not rule.post.search(post_s):
             continue

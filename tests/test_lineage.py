@@ -1,0 +1,236 @@
+"""Relations from code: symbol timeline across renames, regression candidates, blame lineage,
+alternatives; and the ``prkb timeline`` / ``prkb lineage`` commands."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from prkb.analyze.lineage import (
+    class_timeline,
+    code_alternatives,
+    declaration_events,
+    lineage_relations,
+    regression_candidates,
+    timeline_relations,
+)
+from prkb.cli import main
+from prkb.graph import build_relations
+from prkb.kb import ingest
+from prkb.profile import load_profile
+from prkb.store import Store
+
+PROFILE = load_profile()
+FILE = "vllm/v1/attention/backends/foo_attn.py"
+
+
+def sha(n: int) -> str:
+    return hashlib.sha1(str(n).encode()).hexdigest()
+
+
+def change(attr: str, before: str | None, after: str | None, direction: str,
+           cls: str = "FooBuilder", before_attr: str | None = None) -> dict[str, Any]:
+    return {"file": FILE, "class": cls, "attr": attr, "before": before, "after": after,
+            "direction": direction, "before_attr": before_attr}
+
+
+def record(number: int, title: str, date: str | None, *, state: str = "merged",
+           changes: list[dict[str, Any]] | None = None, body: str = "",
+           lineage: list[dict[str, Any]] | None = None,
+           levels: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    prkb: dict[str, Any] = {"symbol_changes": changes or []}
+    if lineage is not None:
+        prkb["lineage"] = lineage
+    if levels is not None:
+        prkb["builder_levels"] = levels
+    return {
+        "number": number,
+        "title": title,
+        "body": body,
+        "state": state,
+        "created_at": date,
+        "merged_at": date if state == "merged" else None,
+        "closed_at": date if state != "open" else None,
+        "merge_commit_sha": sha(number) if state == "merged" else None,
+        "files": [{"filename": FILE, "status": "modified"}],
+        "source": "git" if lineage is not None else "github",
+        "prkb": prkb,
+    }
+
+
+HISTORY = [
+    record(10, "[Attention] add Foo", "2026-01-05T00:00:00Z",
+           changes=[change("attn_cudagraph_support", None, "PURE_DECODE_ONLY", "added")]),
+    record(20, "rename the support attribute", "2026-02-01T00:00:00Z",
+           changes=[change("cudagraph_support", "UNIFORM_SINGLE_TOKEN_DECODE",
+                           "UNIFORM_SINGLE_TOKEN_DECODE", "renamed",
+                           before_attr="attn_cudagraph_support")]),
+    record(30, "[Perf] Foo: raise to uniform batch", "2026-03-01T00:00:00Z",
+           changes=[change("cudagraph_support", "UNIFORM_SINGLE_TOKEN_DECODE", "UNIFORM_BATCH",
+                           "raised")]),
+    record(40, "[Bugfix] Foo: lower the cudagraph level", "2026-04-01T00:00:00Z",
+           changes=[change("cudagraph_support", "UNIFORM_BATCH", "UNIFORM_SINGLE_TOKEN_DECODE",
+                           "lowered")],
+           levels=[{"class": "FooBuilder", "file": FILE, "declared": "UNIFORM_SINGLE_TOKEN_DECODE",
+                    "effective": "UNIFORM_SINGLE_TOKEN_DECODE"}]),
+    # a competing fix, closed unmerged a few days later, with a similar title
+    record(45, "[Bugfix] Foo: lower the cudagraph level for MTP", "2026-04-03T00:00:00Z",
+           state="closed",
+           changes=[change("cudagraph_support", "UNIFORM_BATCH", "NEVER", "lowered")]),
+    # another class, unrelated
+    record(50, "[XPU] Bar: add support", "2026-04-10T00:00:00Z",
+           changes=[change("cudagraph_support", None, "UNIFORM_BATCH", "added", cls="BarBuilder")]),
+    # a raise and, more than the window later, a "fix" that lowers it: no regression candidate
+    record(55, "[Perf] Foo: raise again", "2026-06-01T00:00:00Z",
+           changes=[change("_cudagraph_support", "UNIFORM_SINGLE_TOKEN_DECODE", "UNIFORM_BATCH",
+                           "raised")]),
+    record(60, "[Bugfix] Foo: lower again", "2027-06-01T00:00:00Z",
+           changes=[change("_cudagraph_support", "UNIFORM_BATCH", "UNIFORM_SINGLE_TOKEN_DECODE",
+                           "lowered")]),
+    # git records with blamed lines
+    record(70, "[Misc] tidy Foo", "2027-07-01T00:00:00Z",
+           lineage=[{"file": FILE, "commit": sha(30), "lines": 2},
+                    {"file": FILE, "commit": sha(60), "lines": 1},
+                    {"file": FILE, "commit": "f" * 40, "lines": 3}]),
+    record(72, "[Bugfix] Bar: wrong level", "2027-07-02T00:00:00Z",
+           lineage=[{"file": FILE, "commit": sha(50)[:12], "lines": 1}]),
+    record(74, 'Revert "[Misc] tidy Foo (#70)"', "2027-07-03T00:00:00Z",
+           lineage=[{"file": FILE, "commit": sha(70), "lines": 4}]),
+]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    st = Store(tmp_path / "kb.sqlite")
+    for rec in HISTORY:
+        ingest(st, rec, PROFILE)
+    return st
+
+
+def edges(rels: list[Any]) -> set[tuple[str, str, str]]:
+    return {(r.source, r.target, r.type) for r in rels}
+
+
+def test_timeline_follows_the_attribute_across_spellings(store: Store) -> None:
+    events = declaration_events(store, PROFILE, "FooBuilder")
+    assert [e.number for e in events] == [10, 20, 30, 40, 45, 55, 60]
+    got = edges(timeline_relations(events))
+    assert got == {
+        ("pr:20", "pr:10", "modifies-declaration-of"),
+        ("pr:30", "pr:20", "modifies-declaration-of"),
+        ("pr:40", "pr:30", "modifies-declaration-of"),
+        # the closed PR modified the same declaration; it sets nothing itself
+        ("pr:45", "pr:40", "modifies-declaration-of"),
+        ("pr:55", "pr:40", "modifies-declaration-of"),
+        ("pr:60", "pr:55", "modifies-declaration-of"),
+    }
+    all_events = declaration_events(store, PROFILE)
+    assert ("pr:50", "pr:45", "modifies-declaration-of") not in edges(
+        timeline_relations(all_events)
+    )
+
+
+def test_regression_candidate_needs_a_recent_raise_and_a_fix(store: Store) -> None:
+    rels = regression_candidates(declaration_events(store, PROFILE), PROFILE)
+    assert edges(rels) == {("pr:40", "pr:30", "fixes-regression-from")}
+    (r,) = rels
+    assert r.confidence == 0.6 and "UNIFORM_BATCH" in r.evidence and "#30" in r.evidence
+
+
+def test_line_lineage_maps_blamed_commits_to_prs(store: Store) -> None:
+    rels, unmapped = lineage_relations(store, PROFILE)
+    assert unmapped == 1
+    got = {(r.source, r.target): (r.type, r.confidence) for r in rels}
+    assert got == {
+        ("pr:70", "pr:30"): ("follow-up-of", 0.8),
+        ("pr:70", "pr:60"): ("follow-up-of", 0.8),
+        ("pr:72", "pr:50"): ("fixes-regression-from", 0.6),
+        ("pr:74", "pr:70"): ("reverts", 0.8),
+    }
+    assert "2 changed line(s)" in next(r.evidence for r in rels if r.target == "pr:30")
+
+
+def test_alternatives_from_code(store: Store) -> None:
+    rels = code_alternatives(store, PROFILE)
+    assert edges(rels) == {("pr:40", "pr:45", "alternative-to")}
+
+
+def test_build_relations_resolves_code_relations(store: Store) -> None:
+    stats = build_relations(store, PROFILE)
+    rows = {
+        (r["source"], r["target"]): (r["type"], r["origin"])
+        for r in store.conn.execute("SELECT * FROM relations")
+    }
+    # the regression candidate is stronger than the timeline edge on the same pair
+    assert rows[("pr:40", "pr:30")] == ("fixes-regression-from", "timeline")
+    assert rows[("pr:30", "pr:20")] == ("modifies-declaration-of", "timeline")
+    assert rows[("pr:40", "pr:45")] == ("alternative-to", "code")
+    assert ("pr:45", "pr:40") not in rows
+    assert stats["lineage_unmapped_commits"] == 1
+
+
+def test_class_timeline_with_effective_levels(store: Store) -> None:
+    tl = class_timeline(store, PROFILE, "FooBuilder")
+    assert tl["spellings"] == ["attn_cudagraph_support", "cudagraph_support", "_cudagraph_support"]
+    assert tl["declared_now"] == "UNIFORM_SINGLE_TOKEN_DECODE"
+    by_pr = {c["pr"]: c for c in tl["changes"]}
+    assert by_pr[40]["effective_after"] == "UNIFORM_SINGLE_TOKEN_DECODE"
+    assert by_pr[45]["declared_after"] is None and not by_pr[45]["merged"]
+    assert by_pr[30]["declared_after"] == "UNIFORM_BATCH"
+    assert [e["pr"] for e in tl["effective"]] == [40]
+
+
+def test_undated_prs_are_placed_by_number(tmp_path: Path) -> None:
+    st = Store(tmp_path / "kb.sqlite")
+    ingest(st, HISTORY[2], PROFILE)  # #30, dated
+    undated = record(35, "[Bugfix] Foo: lower", None,
+                     changes=[change("cudagraph_support", "UNIFORM_BATCH",
+                                     "UNIFORM_SINGLE_TOKEN_DECODE", "lowered")])
+    undated["merged_at"] = None
+    undated["state"] = "merged"
+    ingest(st, undated, PROFILE)
+    ingest(st, HISTORY[0], PROFILE)  # #10, dated before #30
+    events = declaration_events(st, PROFILE, "FooBuilder")
+    assert [e.number for e in events] == [10, 30, 35]
+    assert edges(regression_candidates(events, PROFILE)) == {
+        ("pr:35", "pr:30", "fixes-regression-from")
+    }
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    rc = main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_timeline_and_lineage_commands(store: Store, capsys: pytest.CaptureFixture[str]) -> None:
+    build_relations(store, PROFILE)
+    db = str(store.path)
+    rc, out, _ = run(capsys, "--db", db, "timeline", "FooBuilder", "--json")
+    assert rc == 0
+    data = json.loads(out)
+    assert [c["pr"] for c in data["changes"]] == [10, 20, 30, 40, 45, 55, 60]
+    rc, out, _ = run(capsys, "--db", db, "timeline", "FooBuilder")
+    assert rc == 0 and "attn_cudagraph_support->cudagraph_support" in out and "#45" in out
+    rc, _, err = run(capsys, "--db", db, "timeline", "FooBuildr")
+    assert rc == 1 and "did you mean FooBuilder" in err
+
+    rc, out, _ = run(capsys, "--db", db, "lineage", "40", "--json")
+    assert rc == 0
+    res = json.loads(out)
+    anc = {a["number"]: (a["type"], a["depth"], a["via"]) for a in res["ancestors"]}
+    assert anc[30] == ("fixes-regression-from", 1, 40)
+    assert anc[20] == ("modifies-declaration-of", 2, 30)
+    assert anc[10] == ("modifies-declaration-of", 3, 20)
+    desc = {d["number"] for d in res["descendants"]}
+    assert {55, 60, 70, 74} <= desc
+    # #45 is linked to #40 as an alternative, which is not a lineage edge
+    assert 45 not in desc and 50 not in desc and 50 not in anc
+    rc, out, _ = run(capsys, "--db", db, "lineage", "40")
+    assert rc == 0 and "led to it" in out and "#30" in out
+    rc, _, err = run(capsys, "--db", db, "lineage", "999")
+    assert rc == 1 and "999" in err
