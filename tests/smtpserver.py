@@ -82,7 +82,7 @@ class Handler:
                 rcpt_tos=list(envelope.rcpt_tos),
                 data=envelope.original_content or envelope.content,
                 authenticated=bool(session.authenticated),
-                tls=session.ssl is not None,
+                tls=server.transport.get_extra_info("ssl_object") is not None,
             )
         )
         return "250 2.0.0 accepted"
@@ -122,8 +122,10 @@ def smtp_server(
     drop_after: int | None = None,
     port: int | None = None,
     ca: tuple[trustme.CA, str] | None = None,
+    implicit_tls: bool = False,
 ) -> Iterator[SmtpTestServer]:
-    """The server, running in a thread until the ``with`` block ends."""
+    """The server, running in a thread until the ``with`` block ends; STARTTLS required, or
+    TLS from the first byte with ``implicit_tls`` (port 465 style)."""
     ca_obj, cafile = ca or make_ca(tmp_path)
     cert = ca_obj.issue_cert("127.0.0.1", "localhost")
     tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
@@ -142,15 +144,19 @@ def smtp_server(
         return AuthResult(success=ok, handled=False)
 
     port = port or free_port()
+    tls_kw: dict[str, Any] = (
+        {"ssl_context": tls} if implicit_tls else {"tls_context": tls, "require_starttls": True}
+    )
     controller = Controller(
         handler,
         hostname="127.0.0.1",
         port=port,
-        tls_context=tls,
-        require_starttls=True,
         authenticator=authenticator,
         auth_required=True,
-        auth_require_tls=True,
+        # aiosmtpd only counts STARTTLS as TLS for AUTH; with implicit TLS every byte is
+        # encrypted already.
+        auth_require_tls=not implicit_tls,
+        **tls_kw,
     )
     controller.start()
     try:

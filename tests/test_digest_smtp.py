@@ -185,3 +185,19 @@ def test_password_appears_nowhere(
     for secret in (PASSWORD, wrong):
         assert all(secret not in t for t in texts)
         assert all(secret.encode() not in b for b in blobs)
+
+
+@pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")
+def test_implicit_tls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = digest_kb(tmp_path)
+    with smtp_server(tmp_path, implicit_tls=True) as srv:
+        _env(monkeypatch, srv.port, srv.cafile)
+        # A STARTTLS client waits for a greeting the TLS server never sends in clear.
+        assert _send(db, "--smtp-security", "starttls", "--smtp-timeout", "1") == 2
+        assert "did not answer within 1s" in capsys.readouterr().err
+        assert srv.messages == []
+        assert _send(db, "--smtp-security", "ssl") == 0
+        assert Counter(srv.delivered_to()) == Counter(TEAM)
+        assert all(m.tls and m.authenticated for m in srv.messages)

@@ -275,6 +275,14 @@ def connect(settings: SmtpSettings) -> smtplib.SMTP:
             f"SMTP server {where} refused the login of {settings.user}: "
             f"{_reply(e.smtp_code, e.smtp_error)}"
         ) from None
+    except smtplib.SMTPServerDisconnected as e:
+        _close(smtp)
+        if "timed out" in str(e):
+            raise PrkbError(
+                f"SMTP server {where} did not answer within {settings.timeout:g}s "
+                "(if it speaks TLS from the first byte, use --smtp-security ssl)"
+            ) from None
+        raise PrkbError(f"SMTP server {where} closed the connection: {redact(str(e))}") from None
     except smtplib.SMTPResponseException as e:
         _close(smtp)
         raise PrkbError(f"SMTP server {where}: {_reply(e.smtp_code, e.smtp_error)}") from None
