@@ -16,6 +16,7 @@ import ast
 import fnmatch
 import hashlib
 import importlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from types import ModuleType
@@ -180,6 +181,39 @@ def _rule_module(profile: Profile) -> ModuleType | None:
         raise InputError(f"profile {profile.name}: unknown rule module {profile.rules!r}") from e
 
 
+_RELEVANCE: dict[int, re.Pattern[str] | None] = {}
+
+
+def _relevance_regex(profile: Profile) -> re.Pattern[str] | None:
+    """A second, cheap text filter: a file is parsed only when a marker appears in a class
+    header (``class X(...Marker...)``, possibly over several lines), a class-body assignment
+    to a family spelling or the query-length attribute, or a backend's builder method. Large
+    files that merely *use* builders (a model runner) are skipped without parsing.
+
+    Known blind spot: a builder subclass whose header names no marker and that declares nothing
+    (``class Foo(Bar): pass``) in a file without other markers is not read.
+    """
+    key = id(profile)
+    if key in _RELEVANCE:
+        return _RELEVANCE[key]
+    audit = profile.audit
+    markers = [str(m) for m in audit.get("file_markers", [])]
+    if not markers:
+        _RELEVANCE[key] = None
+        return None
+    attrs = [*profile.family, *[str(a) for a in [audit.get("query_len_attr")] if a]]
+    builder_m = str(audit.get("backend_builder_method", "get_builder_cls"))
+    alt = "|".join(re.escape(m) for m in markers)
+    attr_alt = "|".join(re.escape(a) for a in attrs)
+    parts = [rf"^[ \t]*class[ \t]+\w*[^:]*?(?:{alt})"]
+    if attr_alt:
+        parts.append(rf"^[ \t]+(?:{attr_alt})[ \t]*[:=]")
+    parts.append(rf"def[ \t]+{re.escape(builder_m)}\b")
+    pat = re.compile("|".join(f"(?:{p})" for p in parts), re.MULTILINE)
+    _RELEVANCE[key] = pat
+    return pat
+
+
 def _load_modules(
     repo: GitRepo, sha: str, profile: Profile, cache: AuditCache, warn: Warn
 ) -> dict[str, ModuleFacts]:
@@ -189,6 +223,7 @@ def _load_modules(
     glob = profile.raw.get("profile", {}).get("python_glob", "*.py")
     extra = tuple(str(a) for a in [audit.get("query_len_attr")] if a)
     calls = tuple(str(c) for c in [audit.get("reorder_call")] if c)
+    relevant = _relevance_regex(profile)
     out: dict[str, ModuleFacts] = {}
     for entry in repo.ls_tree(sha, scan):
         if entry.type != "blob" or not fnmatch.fnmatch(entry.path.rsplit("/", 1)[-1], glob):
@@ -207,6 +242,9 @@ def _load_modules(
                 warn(msg)
             continue  # not cached: the object may arrive later
         if markers and not any(m in text for m in markers):
+            cache.facts[key] = None
+            continue
+        if relevant is not None and not relevant.search(text):
             cache.facts[key] = None
             continue
         try:
