@@ -220,6 +220,7 @@ _FILLER = re.compile(
 )
 _PRE_LIST = re.compile(r"(?:[\w.-]+/[\w.-]+)?#\d+\s*(?:,|\band\b|\bor\b|&|/)\s*$", _F)
 _POST_LIST = re.compile(r"^(?:\s*(?:,|\band\b|\bor\b|&|/)\s*(?:[\w.-]+/[\w.-]+)?#\d+)+", _F)
+_WINDOW = 160  # characters either side of a reference that the rules look at
 _ISSUE_HINT = re.compile(r"\bissues?\s*$", _F)
 
 
@@ -390,8 +391,8 @@ def relations_in_text(
             if ref.repo is None and ref.number == number:
                 continue
             res = classify(
-                sent[:start],
-                sent[end:],
+                sent[max(0, start - _WINDOW):start],
+                sent[end:end + _WINDOW],
                 document=clean,
                 fix=is_fix(title, sent, profile, rules),
                 rules=rules,
