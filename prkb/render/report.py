@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from functools import lru_cache
 from typing import Any
+
+import jinja2
 
 from ..analyze.risk import is_declaration_core, risk_tags_for
 from ..errors import InputError
@@ -363,13 +366,20 @@ def _indent_block(text: str, info: str = "") -> str:
     return "\n".join(("    " + ln) if ln else "" for ln in clean_text(text).split("\n"))
 
 
-def _render_lang(ctx: dict[str, Any], fmt: str) -> str:
-    """The report text of one language: ``md`` or ``txt`` from the same template."""
-    env = jinja_env(ctx["lang"], autoescape=False)
+@lru_cache(maxsize=8)
+def _report_env(lang: str, fmt: str) -> jinja2.Environment:
+    """The environment of one language and format, cached (templates compile once)."""
+    env = jinja_env(lang, autoescape=False)
     if fmt == "md":
         env.filters.update(t=md_escape, q=md_inline, c=md_code, block=md_fence, link=md_link)
     else:
         env.filters.update(t=plain, q=plain, c=plain, block=_indent_block, link=plain)
+    return env
+
+
+def _render_lang(ctx: dict[str, Any], fmt: str) -> str:
+    """The report text of one language: ``md`` or ``txt`` from the same template."""
+    env = _report_env(ctx["lang"], fmt)
     out = env.get_template("report/report.j2").render(fmt=fmt, **ctx)
     return _tidy(out)
 
@@ -400,10 +410,15 @@ _STYLE = (
 )
 
 
+@lru_cache(maxsize=4)
+def _page_env(lang: str) -> jinja2.Environment:
+    return jinja_env(lang, autoescape=True)
+
+
 def _page(parts: list[tuple[str, str]], title: str) -> str:
     """A standalone page: sanitized body per language, strict CSP, no scripts."""
     style_hash = base64.b64encode(hashlib.sha256(_STYLE.encode()).digest()).decode()
-    env = jinja_env(parts[0][0], autoescape=True)
+    env = _page_env(parts[0][0])
     return env.get_template("report/page.html.j2").render(
         sections=[{"lang": lang, "html": html} for lang, html in parts],
         title=title,

@@ -1,0 +1,166 @@
+"""Reports of the curated seed PRs: every section in both languages, the reference facts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from prkb.cli import main
+from prkb.render.report import render_report, render_reports, report_context
+from tests.report_helpers import add, decl_patch, record, seeded_store
+
+SECTIONS = {
+    "zh": ["执行摘要", "功能与动机", "实现拆解", "关键文件", "关键源码片段", "评论区精华",
+           "风险与影响", "关联脉络"],
+    "en": ["Executive summary", "Motivation", "Implementation breakdown", "Key files",
+           "Key code", "Review highlights", "Risks and impact", "Related PRs"],
+}
+
+
+@pytest.fixture()
+def store(tmp_path: Path):
+    s = seeded_store(tmp_path)
+    yield s
+    s.close()
+
+
+@pytest.mark.parametrize("number", [47144, 45149])
+@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize("fmt", ["md", "txt"])
+def test_every_section_in_order(store, number, lang, fmt):
+    text = render_report(store, number, lang=lang, fmt=fmt)
+    lines = text.splitlines()
+    positions = []
+    for heading in SECTIONS[lang]:
+        want = f"## {heading}" if fmt == "md" else heading
+        assert want in lines, f"{heading!r} missing from the {lang} {fmt} report"
+        positions.append(lines.index(want))
+    assert positions == sorted(positions)
+    assert f"#{number}" in lines[0]
+
+
+def test_47144_reference_facts(store):
+    zh = render_report(store, 47144, lang="zh", fmt="md")
+    en = render_report(store, 47144, lang="en", fmt="md")
+    for text in (zh, en):
+        assert "vllm/v1/attention/backends/mla/triton_mla.py" in text
+        assert "`TritonMLAMetadataBuilder`" in text
+        assert "`UNIFORM_BATCH`" in text and "`UNIFORM_SINGLE_TOKEN_DECODE`" in text
+        assert "#42885" in text and "#48015" in text  # the related PRs the reference names
+        assert "EagleDeepSeekMTPModel" in text  # the test command of the description
+    assert "缺少测试覆盖" in zh and "missing test coverage" in en
+    assert "核心路径变更" in zh and "core path change" in en
+    # the stated core rule, explained because only one backend file changed
+    assert "核心路径规则" in zh and "Core path rule" in en
+    assert "降低为" in zh and "lowered from `UNIFORM_BATCH` to `UNIFORM_SINGLE_TOKEN_DECODE`" in en
+    # recommendation for a correctness fix without a test
+    assert "regression test" in en and "回归测试" in zh
+    # level meanings from the profile
+    assert "pure-decode batches" in en
+    # the author is not in the KB: said, not invented
+    assert "Author: unknown" in en and "作者: 未知" in zh
+
+
+def test_45149_reference_facts(store):
+    zh = render_report(store, 45149, lang="zh", fmt="txt")
+    en = render_report(store, 45149, lang="en", fmt="txt")
+    for text in (zh, en):
+        assert "rocm_aiter_mla_sparse.py" in text
+        assert "ROCMAiterMLASparseMetadataBuilder" in text
+        assert "_init_reorder_batch_threshold(1, supports_spec_as_decode=True)" in text
+        assert "#47766" in text
+        assert "[ROCm][MRV2] Support MRV2 for ROCm sparse MLA" in text  # title from the KB
+        assert "•" in text and "**" not in text and "```" not in text
+        assert "tjtanaa" in text
+        assert "title is a descriptive placeholder" in text  # the curated note
+    assert "raised from UNIFORM_SINGLE_TOKEN_DECODE to UNIFORM_BATCH" in en
+    assert "提升为 UNIFORM_BATCH" in zh
+    assert "consistent way to declare" in en
+    assert "Merged at: unknown" in en
+
+
+def test_context_facts(store):
+    ctx = report_context(store, 45149, "en")
+    assert ctx["spec_ready"] is True
+    assert ctx["summary"]["action"] == "raised-consistent"
+    assert [c["name"] for c in ctx["calls"]] == ["_init_reorder_batch_threshold"]
+    assert ctx["risks"]["core_rule"]["applies"] is True
+    assert [m["number"] for m in ctx["related"]["mentions"]] == [47766]
+    ctx = report_context(store, 47144, "zh")
+    assert ctx["summary"]["action"] == "lowered-add-test"
+    assert ctx["review"]["open_questions"] == []  # answered by music-dino
+    assert "MTP" in ctx["risks"]["features"]
+
+
+def test_deterministic_across_fresh_kbs(tmp_path):
+    outs = []
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        s = seeded_store(tmp_path / name)
+        outs.append(
+            [render_reports(s, n, ("zh", "en"), fmt=f) for n in (47144, 45149)
+             for f in ("md", "txt", "html")]
+        )
+        s.close()
+    assert outs[0] == outs[1]
+
+
+def test_relations_shown_with_type_title_evidence(store):
+    store.conn.execute(
+        "INSERT INTO relations(source, target, type, evidence, confidence, origin) "
+        "VALUES ('pr:47144', 'pr:42885', 'fixes-regression-from', 'added in #42885', 0.9, 'text')"
+    )
+    store.conn.execute(
+        "INSERT INTO nodes(key, kind, number, title, repo) VALUES ('pr:42885', 'pr', 42885, "
+        "'Add TritonMLA builder', 'vllm-project/vllm')"
+    )
+    store.conn.execute(
+        "INSERT INTO relations(source, target, type, evidence, confidence, origin) "
+        "VALUES ('pr:47310', 'pr:47144', 'alternative-to', 'closed in favor of #47144', 0.8, "
+        "'curated')"
+    )
+    en = render_report(store, 47144, lang="en", fmt="md")
+    zh = render_report(store, 47144, lang="zh", fmt="md")
+    assert "This PR fixes a regression from #42885 (Add TritonMLA builder): added in #42885" in en
+    assert "confidence 0.90" in en
+    assert "#47310 alternative to this PR" in en
+    assert "修复其引入的问题" in zh and "unclassified" not in en
+
+
+def test_git_only_record_says_not_collected(tmp_path):
+    store = seeded_store(tmp_path)
+    add(
+        store,
+        record(
+            50001, source="git", body=None, user=None,
+            files=[{"filename": "vllm/v1/attention/backends/flashinfer.py", "status": "modified",
+                    "additions": 1, "deletions": 1,
+                    "patch": decl_patch("FlashInferMetadataBuilder", "UNIFORM_BATCH", "ALWAYS")}],
+        ),
+    )
+    en = render_report(store, 50001, lang="en", fmt="md")
+    zh = render_report(store, 50001, lang="zh", fmt="md")
+    assert "The description was not collected" in en
+    assert "The discussion was not collected" in en
+    assert "未收集到描述" in zh and "未收集到讨论" in zh
+    assert "check that the builder handles query lengths above 1" in en
+    store.close()
+
+
+def test_cli_report(tmp_path, capsys):
+    db = tmp_path / "kb.sqlite"
+    seeded_store(tmp_path).close()
+    assert main(["--db", str(db), "report", "47144"]) == 0
+    out = capsys.readouterr().out
+    assert out.index("## 执行摘要") < out.index("## Executive summary")  # zh then en
+    target = tmp_path / "r.html"
+    assert main(["--db", str(db), "report", "45149", "--lang", "en", "--format", "html",
+                 "-o", str(target)]) == 0
+    page = target.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and "Content-Security-Policy" in page
+    assert not list(tmp_path.glob("*.tmp"))
+    capsys.readouterr()
+    assert main(["--db", str(db), "report", "123456"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "123456" in err[0]

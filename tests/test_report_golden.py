@@ -1,0 +1,98 @@
+"""Golden files: small synthetic PRs rendered in each language and format.
+
+Regenerate after an intended change with ``PRKB_UPDATE_GOLDEN=1 python3 -m pytest
+tests/test_report_golden.py`` and review the diff of tests/golden/report/.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from prkb.render.report import render_report
+from prkb.store import Store
+from tests.report_helpers import add, decl_patch, record
+
+GOLDEN = Path(__file__).parent / "golden" / "report"
+
+
+def _kb(tmp_path: Path) -> Store:
+    store = Store(tmp_path / "kb.sqlite")
+    # a lowering with a test, a review thread, an open question and a mention
+    add(store, record(
+        101,
+        title="[Bugfix][XPU] Lower XPU builder to single-token decode",
+        body=(
+            "## Purpose\n\nThe XPU builder crashes at capture with MTP; follow-up to #100.\n\n"
+            "<!-- hidden note -->\n## Test Plan\n\n```\npytest tests/v1/test_xpu.py -k capture\n```"
+        ),
+        files=[
+            {"filename": "vllm/v1/attention/backends/xpu_attn.py", "status": "modified",
+             "additions": 1, "deletions": 1,
+             "patch": decl_patch("XPUMetadataBuilder", "UNIFORM_BATCH",
+                                 "UNIFORM_SINGLE_TOKEN_DECODE")},
+            {"filename": "tests/v1/test_xpu.py", "status": "modified", "additions": 12,
+             "deletions": 0, "patch": "@@ -1,1 +1,2 @@\n import pytest\n+def test_capture(): ..."},
+        ],
+        reviews=[
+            {"user": {"login": "rev-a"}, "state": "APPROVED", "body": "LGTM, the test covers it.",
+             "submitted_at": "2026-03-01T10:00:00Z"},
+            {"user": {"login": "rev-b"}, "state": "COMMENTED",
+             "body": "Does this slow down decode throughput?",
+             "submitted_at": "2026-03-01T11:00:00Z"},
+        ],
+    ))
+    # a raise without the matching reorder call; no body, no discussion
+    add(store, record(
+        102,
+        title="[Perf] Raise FlashInfer builder to ALWAYS",
+        user=None,
+        merged_at=None,
+        state="open",
+        files=[
+            {"filename": "vllm/v1/attention/backends/flashinfer.py", "status": "modified",
+             "additions": 1, "deletions": 1,
+             "patch": decl_patch("FlashInferMetadataBuilder", "UNIFORM_BATCH", "ALWAYS")},
+        ],
+    ))
+    return store
+
+
+CASES = [(n, lang, fmt) for n in (101, 102) for lang in ("zh", "en") for fmt in ("md", "txt",
+                                                                                  "html")]
+
+
+@pytest.fixture(scope="module")
+def kb(tmp_path_factory: pytest.TempPathFactory):
+    store = _kb(tmp_path_factory.mktemp("golden"))
+    yield store
+    store.close()
+
+
+@pytest.mark.parametrize(("number", "lang", "fmt"), CASES)
+def test_golden(kb, number, lang, fmt):
+    got = render_report(kb, number, lang=lang, fmt=fmt)
+    path = GOLDEN / f"pr-{number}.{lang}.{fmt}"
+    if os.environ.get("PRKB_UPDATE_GOLDEN") == "1":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(got, encoding="utf-8")
+    assert path.exists(), f"{path} missing: run with PRKB_UPDATE_GOLDEN=1"
+    assert got == path.read_text(encoding="utf-8")
+
+
+def test_golden_facts(kb):
+    """The golden files say what the synthetic facts imply (not only 'same as before')."""
+    en = render_report(kb, 101, lang="en", fmt="md")
+    assert "files under tests/ changed: `tests/v1/test_xpu.py`" in en
+    assert "A correctness fix that changes tests in the same PR: merge it." in en
+    assert "rev-a (approved)" in en and "rev-b (commented)" in en
+    assert "**Open questions**\n\n- rev-b" in en
+    assert "hidden note" not in en
+    assert "#100" in en and "unclassified mentions" in en
+    other = render_report(kb, 102, lang="en", fmt="md")
+    assert "The knowledge base holds no description for this PR." in other
+    assert "No comments or review texts were recorded" in other
+    assert "neither calls `_init_reorder_batch_threshold`" in other
+    assert "State: open" in other
