@@ -81,7 +81,7 @@ class FakeGitHub:
 
     def start(self) -> FakeGitHub:
         handler = _make_handler(self)
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd = _QuietServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
         self._thread.start()
@@ -182,6 +182,13 @@ class FakeGitHub:
                 "content": base64.encodebytes(text.encode("utf-8")).decode("ascii"),
             }
         return 404, {"message": "Not Found"}
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """Clients that go away (killed, timed out) are expected here: no traceback on stderr."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        return
 
 
 def _public(pr: dict[str, Any]) -> dict[str, Any]:
@@ -494,3 +501,86 @@ def synthetic_repo(total: int = 500, touching: int = 50, seed: int = 7) -> FakeR
             review_comments=rc, comments=comments, merged=i % 9 != 0,
         )
     return repo
+
+
+def fixture_repo(fillers: int = 230) -> FakeRepo:
+    """Hand-written PRs, each exercising one case, plus filler PRs for list pagination."""
+    repo = FakeRepo()
+    aiter = "vllm/v1/attention/backends/rocm_aiter_fa.py"
+    big = "vllm/v1/attention/backends/mla/common.py"
+    hunk = level_patch("AiterFlashAttentionMetadataBuilder", "UNIFORM_SINGLE_TOKEN_DECODE",
+                       "UNIFORM_BATCH")
+    many = [{"id": _id(101, 100 + k), "user": {"login": f"user{k % 7}"},
+             "body": f"CI run {k} passed", "created_at": _ts(300, k)} for k in range(130)]
+    repo.prs[101] = make_pr(
+        101, "[ROCm] Allow full CUDA graphs for uniform batches on AITER FA",
+        [file_entry(aiter, hunk),
+         file_entry("tests/v1/attention/test_aiter.py", plain_patch("t", 1))],
+        day=300,
+        body="Needed for MTP on MI300. Follow-up to #99; supersedes #97.",
+        user="rocm-dev",
+        labels=("rocm", "ready"),
+        reviews=[
+            {"id": _id(101, 1), "user": {"login": "maintainer"}, "state": "CHANGES_REQUESTED",
+             "body": "Does the decode threshold grow with spec decode?",
+             "submitted_at": _ts(300, 5)},
+            {"id": _id(101, 2), "user": None, "state": "APPROVED", "body": "",
+             "submitted_at": _ts(300, 9)},
+        ],
+        review_comments=[
+            {"id": _id(101, 3), "user": {"login": "maintainer"}, "path": aiter,
+             "diff_hunk": hunk.rstrip("\n"), "body": "Please add a test.",
+             "created_at": _ts(300, 6)},
+        ],
+        comments=many,
+    )
+    repo.prs[102] = make_pr(
+        102, "[Bugfix] Rename the legacy support flag on Triton builder",
+        [file_entry("vllm/v1/attention/backends/triton_attn.py",
+                    "@@ -30,6 +30,6 @@ class TritonAttentionMetadataBuilder(\n"
+                    "-    attn_cudagraph_support = AttentionCGSupport.ALWAYS\n"
+                    "+    _cudagraph_support = AttentionCGSupport.ALWAYS\n"
+                    "     reorder_batch_threshold: int = 1\n")],
+        day=301, body="Reverts part of #101.", user=None,
+    )
+    before = "\n".join(
+        ["from vllm.v1.attention.backend import AttentionCGSupport", "",
+         "class MLACommonMetadataBuilder(AttentionMetadataBuilder):",
+         "    _cudagraph_support = AttentionCGSupport.UNIFORM_SINGLE_TOKEN_DECODE"]
+        + [f"    x{k} = {k}" for k in range(50)]
+    ) + "\n"
+    after = before.replace("UNIFORM_SINGLE_TOKEN_DECODE", "UNIFORM_BATCH")
+    repo.prs[103] = make_pr(103, "[Perf] MLA common builder: uniform batch graphs",
+                            [file_entry(big, None)], day=302, body="Large diff.")
+    repo.contents[(_sha("base", 103), big)] = before
+    repo.contents[(_sha("head", 103), big)] = after
+    repo.prs[104] = make_pr(104, "[Kernel] Regenerate the FlashMLA backend",
+                            [file_entry("vllm/v1/attention/backends/mla/flashmla.py", None)],
+                            day=303, merged=False)
+    aiter_cls = "AiterFlashAttentionMetadataBuilder"
+    repo.prs[105] = make_pr(105, "[Misc] Comment near the declaration",
+                            [file_entry(aiter, context_only_patch(aiter_cls))], day=304)
+    repo.prs[106] = make_pr(106, "[Misc] Cache field with a look-alike name",
+                            [file_entry(aiter, lookalike_patch(aiter_cls))], day=305)
+    repo.prs[107] = make_pr(107, "[Doc] Mention _cudagraph_support in the guide",
+                            [file_entry("docs/design/cuda_graphs.md",
+                                        "@@ -1,2 +1,2 @@\n-old\n+new\n")], day=306)
+    repo.prs[108] = make_pr(
+        108, "[Feature] Decide FlashInfer graph support at runtime",
+        [file_entry("vllm/v1/attention/backends/flashinfer.py",
+                    "@@ -80,6 +80,9 @@ class FlashInferMetadataBuilder(AttentionMetadataBuilder):\n"
+                    "+    @classmethod\n"
+                    "+    def get_cudagraph_support(cls, vllm_config, kv_cache_spec):\n"
+                    "+        return AttentionCGSupport.UNIFORM_BATCH\n"
+                    "     reorder_batch_threshold: int = 1\n")],
+        day=307, merged=False,
+    )
+    for i in range(fillers):
+        n = 1000 + i
+        repo.prs[n] = make_pr(n, f"[CI] Pin dependency {i}",
+                              [file_entry(OTHER_FILES[i % len(OTHER_FILES)], plain_patch("x", i))],
+                              day=i // 2)
+    return repo
+
+
+FIXTURE_KEPT = {101, 102, 103, 104, 108}

@@ -108,7 +108,7 @@ class GitHubClient:
         self.api_url = api_url.rstrip("/")
         self.counter = RequestCounter()
         retry = CountingRetry(
-            counter=self.counter, total=8, backoff_factor=0.5,
+            counter=self.counter, total=8, connect=2, read=3, backoff_factor=0.5, backoff_max=30,
             max_rate_limit_wait=max_rate_limit_wait,
         )
         if pace is None:  # PyGithub's pacing is for github.com; a loopback server needs none
