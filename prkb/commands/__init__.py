@@ -12,6 +12,7 @@ COMMAND_MODULES = [
     "matrixcmds",  # matrix, docs-drift
     "githubcmds",  # collect github
     "digestcmds",  # digest (weekly email, exactly once)
+    "sitecmds",    # site build, site serve
     "reportcmds",  # report
 ]
 

@@ -1,0 +1,76 @@
+"""The Atom feed of PRs (feedgen) and the sitemap of the site."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Any
+from xml.sax.saxutils import escape
+
+from feedgen.feed import FeedGenerator
+
+from ..render.markdown import one_line
+
+_TITLES = {
+    "en": "prkb: pull requests that changed CUDA graph support declarations",
+    "zh": "prkb：变更 CUDA Graph 支持声明的 PR",
+}
+
+
+def _when(text: str | None) -> datetime:
+    if text:
+        try:
+            dt = datetime.fromisoformat(text.replace("Z", "+00:00").replace(" ", "T", 1))
+        except ValueError:
+            dt = None
+        if dt is not None:
+            return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
+    return datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def site_url(base_url: str | None, path: str) -> str:
+    """An absolute URL under ``--base-url``, or the site-relative path when there is none."""
+    if not base_url:
+        return path
+    return base_url.rstrip("/") + "/" + path.lstrip("/")
+
+
+def atom_feed(
+    items: Iterable[dict[str, Any]], *, lang: str, base_url: str | None, feed_path: str,
+    title: str | None = None,
+) -> bytes:
+    """An Atom feed of PR summaries (newest first). Titles are plain text, never HTML."""
+    items = list(items)
+    fg = FeedGenerator()
+    fg.id(site_url(base_url or "urn:prkb:", feed_path))
+    fg.title(title or _TITLES.get(lang, _TITLES["en"]))
+    fg.language("zh-CN" if lang == "zh" else lang)
+    fg.link(href=site_url(base_url, f"{lang}/index.html"), rel="alternate")
+    fg.link(href=site_url(base_url, feed_path), rel="self")
+    fg.updated(max((_when(i["date"]) for i in items), default=_when(None)))
+    for item in reversed(items):  # feedgen prepends: add oldest first to list newest first
+        fe = fg.add_entry()
+        url = site_url(base_url, f"{lang}/pr/{item['slug']}.html")
+        fe.id(url if base_url else f"urn:prkb:{lang}:pr:{item['slug']}")
+        fe.title(one_line(f"{item['label']} {item['title']}", 300))
+        fe.link(href=url)
+        fe.updated(_when(item["date"]))
+        if item.get("author"):
+            fe.author(name=one_line(item["author"], 100))
+        parts = [f"{c['class']}: {c['before'] or '-'} -> {c['after'] or '-'}"
+                 for c in item["changes"]]
+        if item["tags"]:
+            parts.append("tags: " + ", ".join(item["tags"]))
+        fe.summary(one_line("; ".join(parts), 1000) or item["state"])
+    data: bytes = fg.atom_str(pretty=True)
+    return data
+
+
+def sitemap(paths: Iterable[str], base_url: str | None) -> bytes:
+    """A sitemap of the HTML pages (absolute URLs need ``--base-url``; relative otherwise)."""
+    lines = ['<?xml version="1.0" encoding="UTF-8"?>',
+             '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">']
+    for p in paths:
+        lines.append(f"  <url><loc>{escape(site_url(base_url, p))}</loc></url>")
+    lines.append("</urlset>")
+    return ("\n".join(lines) + "\n").encode("utf-8")

@@ -1,0 +1,359 @@
+"""``prkb site build``: the static site, in one straight pipeline.
+
+gather (site_gather) -> plan pages (site_pages) -> render changed pages, reuse unchanged ones
+-> copy static assets -> sitemap -> check internal links (site_links) -> search index
+(site_search) -> manifest -> swap the finished folder in.
+
+Everything is written into a temporary folder next to the output and renamed into place at the
+end, so a failed build leaves the previous site as it was. Incremental: ``.prkb-manifest.json``
+in the output keeps, per page, the hash of its inputs and its internal links; a page whose
+hash did not change is hard-linked from the previous build instead of rendered.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from .. import __version__
+from ..errors import InputError, PrkbError
+from ..paths import project_root, templates_dir
+from ..profile import Profile
+from ..store import Store, canonical_json
+from . import site_links
+from .feed import atom_feed, sitemap
+from .site_gather import SiteData, gather
+from .site_pages import LANG_CODES, Page, plan_pages, root_of
+
+MANIFEST = ".prkb-manifest.json"
+MANIFEST_VERSION = 1
+ASSETS = "assets"
+LANGS = ("zh", "en")
+CSP = (
+    "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; "
+    "img-src 'self' data:; connect-src 'self'; font-src 'self'; object-src 'none'; "
+    "base-uri 'none'; form-action 'self'"
+)
+_BASE_URL = re.compile(r"^https?://[^\s\"'<>]+$")
+
+
+@dataclass
+class BuildStats:
+    out: str
+    pages: int = 0
+    rendered: int = 0
+    reused: int = 0
+    search_pages: int = 0
+    search_reindexed: bool = False
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def summary(self) -> str:
+        t = self.seconds
+        return (
+            f"site written to {self.out}: {self.pages} pages ({self.rendered} rendered, "
+            f"{self.reused} unchanged) in {t.get('total', 0):.2f}s"
+            + (f"; search index {t.get('search', 0):.2f}s" if "search" in t else "")
+        )
+
+
+def parse_langs(text: str | list[str] | tuple[str, ...] | None) -> list[str]:
+    if text is None:
+        return list(LANGS)
+    items = text.split(",") if isinstance(text, str) else list(text)
+    langs = []
+    for item in items:
+        lang = item.strip().lower().replace("_", "-")
+        lang = {"zh-cn": "zh", "zh-hans": "zh"}.get(lang, lang)
+        if lang not in LANGS:
+            raise InputError(f"unknown language {item.strip()!r} in --lang: use zh, en or zh,en")
+        if lang not in langs:
+            langs.append(lang)
+    if not langs:
+        raise InputError("--lang names no language: use zh, en or zh,en")
+    return langs
+
+
+def check_base_url(url: str | None) -> str | None:
+    if url is None or url == "":
+        return None
+    if not _BASE_URL.match(url):
+        raise InputError(f"--base-url must be an http(s) URL, got {url!r:.80}")
+    return url.rstrip("/") + "/"
+
+
+# --- the report on each PR page ------------------------------------------------------------
+
+_IMG = re.compile(r"<img\b[^>]*>", re.IGNORECASE)
+_ALT = re.compile(r"""\salt="([^"]*)\"""")
+_REL_HREF = re.compile(r"""<a\s+href="(?![A-Za-z][A-Za-z0-9+.-]*:|#)[^"]*"([^>]*)>""")
+
+
+def site_safe(html: str) -> str:
+    """Sanitized HTML made fit for an offline site: no remote images, no relative links.
+
+    Images become their alt text (the site loads nothing from elsewhere); links without a
+    scheme (relative to a page on GitHub) lose their href, so they cannot point into the site.
+    """
+
+    def img(m: re.Match[str]) -> str:
+        alt = _ALT.search(m.group(0))
+        return f"<span class=\"img-alt\">[{alt.group(1) if alt else 'image'}]</span>"
+
+    html = _IMG.sub(img, html)
+    return _REL_HREF.sub(r"<a\1>", html)
+
+
+def report_html_for(profile: Profile) -> Callable[[Store, dict[str, Any], str], str]:
+    """The PR's report (the same content as ``prkb report``) as safe HTML."""
+    from ..render.markdown import to_html
+    from ..render.report import render_report
+
+    def report_html(store: Store, pr: dict[str, Any], lang: str) -> str:
+        md = render_report(store, pr["ref"], lang=lang, fmt="md", profile=profile)
+        return site_safe(to_html(md))
+
+    return report_html
+
+
+# --- the pipeline --------------------------------------------------------------------------
+
+
+def build_site(
+    store: Store,
+    out: str | Path,
+    profile: Profile,
+    *,
+    langs: list[str] | None = None,
+    base_url: str | None = None,
+    search: bool = True,
+    report_html: Callable[[Store, dict[str, Any], str], str] | None = None,
+    on_page: Callable[[], None] | None = None,
+) -> BuildStats:
+    """Build the site into ``out``; returns what was done and how long each stage took."""
+    out = Path(out)
+    langs = langs or list(LANGS)
+    base_url = check_base_url(base_url)
+    t0 = time.perf_counter()
+    stats = BuildStats(out=str(out))
+    old = _load_manifest(out)
+    tmp = out.parent / f".{out.name}.building-{os.getpid()}"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp.mkdir()
+    try:
+        data = gather(store, profile)
+        t1 = time.perf_counter()
+        stats.seconds["gather"] = t1 - t0
+        pages = plan_pages(store, data, profile, langs, base_url=base_url,
+                           report_html=report_html or report_html_for(profile))
+        salt = _salt(profile, langs, base_url)
+        if report_html is not None:  # another renderer makes other pages
+            salt = hashlib.sha256(f"{salt}|{report_html.__qualname__}".encode()).hexdigest()
+        new_manifest: dict[str, Any] = {"version": MANIFEST_VERSION, "salt": salt, "pages": {}}
+        links: dict[str, list[str]] = {}
+        written: set[str] = set()
+        envs: dict[str, jinja2.Environment] = {}
+        search_changed = False
+        for d in {str(Path(p.path).parent) for p in pages}:
+            (tmp / d).mkdir(parents=True, exist_ok=True)
+        for page in pages:
+            digest = _page_hash(salt, page)
+            prev = old["pages"].get(page.path) if old.get("salt") == salt else None
+            target = tmp / page.path
+            if prev is not None and prev.get("h") == digest and _reuse(out / page.path, target):
+                stats.reused += 1
+                page_links = list(prev.get("l", []))
+            else:
+                body = _render(page, data, langs, base_url, envs)
+                target.write_bytes(body)
+                stats.rendered += 1
+                search_changed = search_changed or page.search
+                page_links = (
+                    site_links.internal_links(page.path, body.decode("utf-8"))
+                    if page.kind == "html" else []
+                )
+            new_manifest["pages"][page.path] = {"h": digest, "l": page_links}
+            links[page.path] = page_links
+            written.add(page.path)
+            if on_page is not None:
+                on_page()
+        stats.pages = len(pages)
+        t2 = time.perf_counter()
+        stats.seconds["render"] = t2 - t1
+        written |= _copy_assets(tmp)
+        html_pages = [p.path for p in pages if p.kind == "html" and p.path != "404.html"]
+        (tmp / "sitemap.xml").write_bytes(sitemap(html_pages, base_url))
+        written.add("sitemap.xml")
+        t3 = time.perf_counter()
+        stats.seconds["assets"] = t3 - t2
+        site_links.check_links(links, written)
+        t4 = time.perf_counter()
+        stats.seconds["links"] = t4 - t3
+        if search:
+            from .site_search import index_site
+
+            old_index = out / "pagefind"
+            if not search_changed and old.get("search") and old_index.is_dir():
+                shutil.copytree(old_index, tmp / "pagefind", copy_function=os.link)
+            else:
+                stats.search_pages = index_site(tmp, [p.path for p in pages if p.search])
+                stats.search_reindexed = True
+            new_manifest["search"] = True
+            stats.seconds["search"] = time.perf_counter() - t4
+        (tmp / MANIFEST).write_text(json.dumps(new_manifest, separators=(",", ":")),
+                                    encoding="utf-8")
+        _swap(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    stats.seconds["total"] = time.perf_counter() - t0
+    return stats
+
+
+def _load_manifest(out: Path) -> dict[str, Any]:
+    if not out.exists():
+        return {"pages": {}}
+    if not out.is_dir():
+        raise InputError(f"output {out} exists and is not a folder")
+    path = out / MANIFEST
+    if not path.exists():
+        if any(out.iterdir()):
+            raise InputError(
+                f"output folder {out} is not empty and was not written by 'prkb site build' "
+                f"(no {MANIFEST}); choose another -o or remove it"
+            )
+        return {"pages": {}}
+    try:
+        m = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {"pages": {}, "ours": True}
+    if not isinstance(m, dict) or m.get("version") != MANIFEST_VERSION:
+        return {"pages": {}, "ours": True}
+    return m
+
+
+def _salt(profile: Profile, langs: list[str], base_url: str | None) -> str:
+    """Hash of everything every page depends on: templates, catalogs, code, glossary."""
+    h = hashlib.sha256()
+    h.update(f"{__version__}|{','.join(langs)}|{base_url}|{profile.name}".encode())
+    h.update(canonical_json(profile.raw).encode())
+    root = project_root()
+    files = [
+        *sorted(templates_dir().rglob("*")),
+        *sorted((root / "prkb" / "render").glob("*.py")),
+        *sorted((root / "prkb" / "publish").glob("*.py")),
+        root / "data" / "glossary.toml",
+    ]
+    for f in files:
+        if f.is_file():
+            h.update(str(f.relative_to(root)).encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+def _page_hash(salt: str, page: Page) -> str:
+    text = f"{salt}|{page.path}|{page.template}|{canonical_json(page.inputs)}"
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _reuse(src: Path, dst: Path) -> bool:
+    """Hard-link (or copy) an unchanged page from the previous build; False when it is gone."""
+    try:
+        os.link(src, dst)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        try:
+            shutil.copy2(src, dst)
+        except OSError:
+            return False
+    return True
+
+
+def _env(lang: str, envs: dict[str, jinja2.Environment]) -> jinja2.Environment:
+    if lang not in envs:
+        from ..render.i18n import jinja_env
+
+        env = jinja_env(lang)
+        if not env.autoescape or not env.autoescape("site/x.html"):  # type: ignore[operator]
+            raise PrkbError("the template environment must autoescape HTML")
+        envs[lang] = env
+    return envs[lang]
+
+
+def _render(
+    page: Page,
+    data: SiteData,
+    langs: list[str],
+    base_url: str | None,
+    envs: dict[str, jinja2.Environment],
+) -> bytes:
+    ctx = page.context()
+    if page.kind == "json":
+        return json.dumps(ctx, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    if page.kind == "feed":
+        lang = ctx["lang"]
+        return atom_feed(ctx["items"], lang=lang, base_url=base_url, feed_path=page.path)
+    lang = page.lang or ("en" if "en" in langs else langs[0])
+    env = _env(lang, envs)
+    root = root_of(page.path)
+    rest = page.path.split("/", 1)[1] if page.lang else "index.html"
+    switch = [
+        {"lang": other, "code": LANG_CODES[other], "href": f"{root}{other}/{rest}",
+         "current": other == page.lang}
+        for other in langs
+    ]
+    html = env.get_template(page.template).render(
+        {**ctx, "langs": langs},
+        page_path=page.path,
+        root=root,
+        here="../" * (page.path.count("/") - 1) if page.lang else f"{lang}/",
+        assets=f"{root}{ASSETS}/",
+        lang_code=LANG_CODES[lang],
+        page_lang=page.lang,
+        switch=switch,
+        csp=CSP,
+        search_page=page.search,
+    )
+    return html.encode("utf-8")
+
+
+def _copy_assets(tmp: Path) -> set[str]:
+    src = templates_dir() / "site" / "static"
+    dst = tmp / ASSETS
+    shutil.copytree(src, dst)
+    vendor = templates_dir() / "site" / "vendor"
+    if vendor.is_dir():
+        shutil.copytree(vendor, dst / "vendor")
+    return {str(p.relative_to(tmp)).replace(os.sep, "/") for p in dst.rglob("*") if p.is_file()}
+
+
+def _swap(tmp: Path, out: Path) -> None:
+    """Rename the finished build into place; the old site is removed only after."""
+    old = out.parent / f".{out.name}.old-{os.getpid()}"
+    if old.exists():
+        shutil.rmtree(old)
+    if out.exists():
+        out.rename(old)
+    try:
+        tmp.rename(out)
+    except OSError:
+        if old.exists():
+            old.rename(out)
+        raise
+    if old.exists():
+        shutil.rmtree(old, ignore_errors=True)

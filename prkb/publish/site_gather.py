@@ -1,0 +1,267 @@
+"""Stage 1 of the site build: one pass over the knowledge base into plain data.
+
+Bulk queries (one per table), no per-PR round trips, and no PR bodies or patches: those
+are read later, only for the pages that have to be rendered again.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..matrix import matrix_history
+from ..profile import Profile
+from ..store import Store
+
+SHA_SLUG = 12
+
+
+def pr_slug(number: int | None, ref: str) -> str:
+    """The file stem of a PR's page: its number, or ``c<sha12>`` for a commit without a PR."""
+    if number is not None:
+        return str(number)
+    sha = ref[4:] if ref.startswith("sha:") else ref
+    return "c" + re.sub(r"[^0-9a-f]", "", sha.lower())[:SHA_SLUG]
+
+
+def class_slug(name: str) -> str:
+    """A builder class name as a safe file stem (class names are identifiers already)."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:200] or "_"
+
+
+def pr_date(row: Any) -> str:
+    return str(row["merged_at"] or row["closed_at"] or row["created_at"] or "")
+
+
+@dataclass
+class SiteData:
+    """Everything the pages need, as plain lists and dicts."""
+
+    prs: list[dict[str, Any]] = field(default_factory=list)  # newest first
+    by_id: dict[int, dict[str, Any]] = field(default_factory=dict)
+    by_node: dict[str, dict[str, Any]] = field(default_factory=dict)  # "pr:N" -> pr
+    relations: list[dict[str, Any]] = field(default_factory=list)
+    nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    levels: list[dict[str, Any]] = field(default_factory=list)  # builder_levels, oldest first
+    builders: dict[str, dict[str, Any]] = field(default_factory=dict)  # class -> history
+    findings: list[dict[str, Any]] = field(default_factory=list)
+
+
+def gather(store: Store, profile: Profile) -> SiteData:
+    conn = store.conn
+    data = SiteData()
+    rows = conn.execute(
+        "SELECT id, repo, ref, number, title, state, author, created_at, closed_at, merged_at,"
+        " merge_commit_sha, url, labels, raw_hash, analysis FROM prs"
+    ).fetchall()
+    pr: dict[str, Any] | None
+    for r in rows:
+        analysis = json.loads(r["analysis"] or "{}")
+        pr = {
+            "id": r["id"],
+            "repo": r["repo"],
+            "ref": r["ref"],
+            "number": r["number"],
+            "slug": pr_slug(r["number"], r["ref"]),
+            "label": f"#{r['number']}" if r["number"] is not None else r["ref"][4:14],
+            "title": r["title"] or "",
+            "state": r["state"],
+            "author": r["author"],
+            "date": pr_date(r),
+            "created_at": r["created_at"],
+            "merged_at": r["merged_at"],
+            "closed_at": r["closed_at"],
+            "sha": r["merge_commit_sha"],
+            "url": r["url"],
+            "labels": json.loads(r["labels"] or "[]"),
+            "raw_hash": r["raw_hash"],
+            "platforms": list(analysis.get("platforms", [])),
+            "tests_touched": list(analysis.get("tests_touched", [])),
+            "changes": [],
+            "directions": [],
+            "tags": [],
+            "findings": [],
+            "relations": [],
+        }
+        data.by_id[pr["id"]] = pr
+        key = f"pr:{r['number']}" if r["number"] is not None else f"commit:{r['merge_commit_sha']}"
+        pr["node"] = key
+        data.by_node[key] = pr
+    data.prs = sorted(
+        data.by_id.values(), key=lambda p: (p["date"], p["number"] or 0), reverse=True
+    )
+    for r in conn.execute(
+        "SELECT pr_id, file, class_name, attr, before, after, direction FROM symbol_changes"
+        " ORDER BY pr_id, seq"
+    ):
+        pr = data.by_id.get(r["pr_id"])
+        if pr is None:
+            continue
+        pr["changes"].append(
+            {
+                "file": r["file"],
+                "class": r["class_name"],
+                "slug": class_slug(r["class_name"]),
+                "attr": r["attr"],
+                "before": r["before"],
+                "after": r["after"],
+                "direction": r["direction"],
+            }
+        )
+        if r["direction"] not in pr["directions"]:
+            pr["directions"].append(r["direction"])
+    for r in conn.execute("SELECT pr_id, code FROM risk_tags ORDER BY pr_id, rowid"):
+        pr = data.by_id.get(r["pr_id"])
+        if pr is not None:
+            pr["tags"].append(r["code"])
+    for r in conn.execute(
+        "SELECT pr_id, rule, file, class_name, message_en, message_zh, commit_sha, severity"
+        " FROM findings ORDER BY pr_id, seq"
+    ):
+        pr = data.by_id.get(r["pr_id"])
+        if pr is None:
+            continue
+        f = {
+            "rule": r["rule"],
+            "file": r["file"],
+            "class": r["class_name"],
+            "message_en": r["message_en"],
+            "message_zh": r["message_zh"],
+            "commit": r["commit_sha"],
+            "severity": r["severity"],
+            "pr": pr["id"],
+        }
+        pr["findings"].append(f)
+        data.findings.append(f)
+    for r in conn.execute("SELECT key, kind, number, title, repo FROM nodes"):
+        data.nodes[r["key"]] = dict(r)
+    for r in conn.execute(
+        "SELECT source, target, type, evidence, confidence, origin FROM relations"
+        " ORDER BY type, source, target"
+    ):
+        rel = dict(r)
+        data.relations.append(rel)
+        for end, other, direction in (
+            (rel["source"], rel["target"], "out"),
+            (rel["target"], rel["source"], "in"),
+        ):
+            pr = data.by_node.get(end)
+            if pr is not None:
+                pr["relations"].append(
+                    {
+                        "type": rel["type"],
+                        "direction": direction,
+                        "other": other,
+                        "evidence": rel["evidence"],
+                        "confidence": rel["confidence"],
+                        "origin": rel["origin"],
+                    }
+                )
+    history = matrix_history(store)
+    data.levels = [
+        {**lv, "class_name": cls}
+        for cls, entry in history["builders"].items()
+        for lv in entry["levels"]
+    ]
+    data.levels.sort(key=lambda lv: (lv["committed_at"] or "", lv["commit_sha"]))
+    data.builders = builder_histories(data, profile)
+    return data
+
+
+def _pr_by_ref(data: SiteData) -> dict[str, dict[str, Any]]:
+    return {p["ref"]: p for p in data.prs}
+
+
+def level_rank(profile: Profile, value: str | None) -> int | None:
+    """Rank of a level; for an expression, the lowest level it names (None when none)."""
+    if value is None:
+        return None
+    rank = profile.level_rank(value.split(".")[-1].strip())
+    if rank is not None:
+        return rank
+    names = re.findall(r"[A-Z][A-Z_]+", value)
+    ranks = [r for r in (profile.level_rank(n) for n in names) if r is not None]
+    return min(ranks) if ranks else None
+
+
+def level_name(profile: Profile, value: str | None) -> str | None:
+    """The plain level name of a value, or None when it is an expression."""
+    if value is None:
+        return None
+    name = profile.normalize_level(value.split(".")[-1].strip())
+    return name if name in profile.levels else None
+
+
+def builder_histories(data: SiteData, profile: Profile) -> dict[str, dict[str, Any]]:
+    """Per builder class: runs of one reading (from builder_levels) and the PRs that touched it.
+
+    A run starts at the commit where the reading changed; its PR is the one that changed it.
+    A class missing from a later snapshot keeps its last reading (the collector may only read
+    the classes a commit touched).
+    """
+    by_ref = _pr_by_ref(data)
+    out: dict[str, dict[str, Any]] = {}
+
+    def entry(cls: str) -> dict[str, Any]:
+        if cls not in out:
+            out[cls] = {"class": cls, "slug": class_slug(cls), "files": [], "runs": [],
+                        "prs": [], "source": "declared"}
+        return out[cls]
+
+    for lv in data.levels:
+        b = entry(lv["class_name"])
+        b["source"] = "collected"
+        if lv["file"] not in b["files"]:
+            b["files"].append(lv["file"])
+        value = lv["effective"] if lv["effective"] is not None else lv["declared"]
+        reading = (value, bool(lv["dynamic"]))
+        last = b["runs"][-1] if b["runs"] else None
+        if last is not None and (last["value"], last["dynamic"]) == reading:
+            continue
+        pr = by_ref.get(lv["pr_ref"] or "")
+        b["runs"].append(_run(profile, value, bool(lv["dynamic"]), lv["declared"],
+                              lv["committed_at"], lv["commit_sha"], pr))
+    # PRs that changed a declaration of each class (oldest first); the fallback history
+    for pr in reversed(data.prs):
+        for c in pr["changes"]:
+            b = entry(c["class"])
+            if c["file"] not in b["files"]:
+                b["files"].append(c["file"])
+            if pr["id"] not in [p["id"] for p in b["prs"]]:
+                b["prs"].append(pr)
+            if b["source"] == "declared" and pr["state"] == "merged":
+                dyn_prev = b["runs"][-1]["dynamic"] if b["runs"] else False
+                if c["direction"] == "dynamic-added":
+                    value, dyn = (b["runs"][-1]["value"] if b["runs"] else None), True
+                elif c["direction"] == "dynamic-removed":
+                    value, dyn = (b["runs"][-1]["value"] if b["runs"] else None), False
+                else:
+                    value, dyn = c["after"], dyn_prev
+                b["runs"].append(_run(profile, value, dyn, c["after"], pr["date"], pr["sha"], pr))
+    for b in out.values():
+        b["current"] = b["runs"][-1] if b["runs"] else None
+    return dict(sorted(out.items()))
+
+
+def _run(
+    profile: Profile,
+    value: str | None,
+    dynamic: bool,
+    declared: str | None,
+    when: str,
+    sha: str | None,
+    pr: dict[str, Any] | None,
+) -> dict[str, Any]:
+    return {
+        "value": value,
+        "level": level_name(profile, value),
+        "rank": level_rank(profile, value),
+        "dynamic": dynamic,
+        "declared": declared,
+        "at": when or "",
+        "sha": sha,
+        "pr": pr["slug"] if pr else None,
+        "pr_label": pr["label"] if pr else None,
+    }

@@ -1,0 +1,306 @@
+"""Stage 2 of the site build: the list of pages, each with its inputs and a lazy context.
+
+A :class:`Page` names its output path, its template and the plain data it depends on
+(``inputs``, hashed for incremental builds). ``context()`` is only called when the page has
+to be rendered, so an unchanged PR page costs a hash, not a report.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+from ..glossary import glossary
+from ..profile import Profile
+from ..store import Store
+from . import site_svg
+from .site_gather import SiteData
+
+LANG_CODES = {"zh": "zh-CN", "en": "en"}
+FEED_LIMIT = 200
+_REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+
+
+@dataclass
+class Page:
+    path: str  # relative to the site root, with "/" separators
+    template: str
+    inputs: Any
+    context: Callable[[], dict[str, Any]]
+    lang: str | None = None
+    kind: str = "html"  # html, json, xml
+    search: bool = False  # indexed by Pagefind
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def github_url(pr: dict[str, Any]) -> str | None:
+    """A GitHub link built from trusted parts (never the stored URL text)."""
+    repo = pr.get("repo") or ""
+    if not _REPO.match(repo):
+        return None
+    if pr.get("number") is not None:
+        return f"https://github.com/{repo}/pull/{int(pr['number'])}"
+    sha = pr.get("sha") or ""
+    if re.fullmatch(r"[0-9a-f]{7,40}", sha):
+        return f"https://github.com/{repo}/commit/{sha}"
+    return None
+
+
+def root_of(path: str) -> str:
+    depth = path.count("/")
+    return "../" * depth
+
+
+def summary(pr: dict[str, Any]) -> dict[str, Any]:
+    """What the timeline, graph and related-PR lists show of a PR."""
+    return {
+        "slug": pr["slug"],
+        "label": pr["label"],
+        "title": pr["title"],
+        "state": pr["state"],
+        "date": pr["date"],
+        "author": pr["author"],
+        "platforms": pr["platforms"],
+        "tags": pr["tags"],
+        "directions": pr["directions"],
+        "changes": [
+            {k: c[k] for k in ("class", "before", "after", "direction")} for c in pr["changes"]
+        ],
+        "findings": len(pr["findings"]),
+    }
+
+
+def _other(data: SiteData, key: str) -> dict[str, Any]:
+    pr = data.by_node.get(key)
+    if pr is not None:
+        return {"key": key, "slug": pr["slug"], "label": pr["label"], "title": pr["title"],
+                "state": pr["state"]}
+    node = data.nodes.get(key) or {}
+    label = key
+    if key.startswith(("pr:", "issue:")):
+        label = "#" + key.split(":", 1)[1]
+    elif key.startswith("commit:"):
+        label = key[7:19]
+    elif key.startswith("ext:"):
+        label = key[4:]
+    return {"key": key, "slug": None, "label": label, "title": node.get("title") or "",
+            "state": None}
+
+
+def related(data: SiteData, pr: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for rel in pr["relations"]:
+        out.append({**rel, "other": _other(data, rel["other"])})
+    return out
+
+
+def plan_pages(
+    store: Store,
+    data: SiteData,
+    profile: Profile,
+    langs: list[str],
+    *,
+    base_url: str | None,
+    report_html: Callable[[Store, dict[str, Any], str], str],
+) -> list[Page]:
+    """Every page of the site, in write order."""
+    pages: list[Page] = []
+    timeline = [summary(p) for p in data.prs]
+    counts = _counts(data)
+    lo, hi = site_svg.span(data.builders)
+    ticks = site_svg.axis_ticks(lo, hi)
+    matrix_rows = [
+        {
+            "class": b["class"],
+            "slug": b["slug"],
+            "files": b["files"],
+            "source": b["source"],
+            "current": b["current"],
+            "cls": site_svg.level_class(b["current"]),
+            "segments": site_svg.segments(b["runs"], lo, hi),
+            "changes": len(b["runs"]),
+        }
+        for b in data.builders.values()
+    ]
+    changes_log = sorted(
+        (
+            {"class": b["class"], "slug": b["slug"], "run": r, "cls": site_svg.level_class(r),
+             "prev": b["runs"][i - 1] if i else None}
+            for b in data.builders.values()
+            for i, r in enumerate(b["runs"])
+        ),
+        key=lambda e: (e["run"]["at"], e["class"]),
+        reverse=True,
+    )
+    audit = _audit_rows(data)
+    graph_nodes, graph_edges = _graph(data)
+    levels = list(profile.levels)
+    meanings = profile.level_meaning
+    gl = glossary()
+    common_inputs = {"langs": langs, "levels": levels, "base": base_url}
+    feed_items = timeline[:FEED_LIMIT]
+
+    pages.append(
+        Page("index.html", "site/root.html", common_inputs, partial(dict, langs=langs))
+    )
+    pages.append(
+        Page("404.html", "site/404.html", common_inputs,
+             partial(dict, langs=langs, base_url=base_url))
+    )
+    for lang in langs:
+        fixed: dict[str, Any] = {
+            "levels": levels, "meanings": meanings.get(lang, {}), "profile": profile,
+        }
+        pages.append(Page(
+            f"{lang}/index.html", "site/index.html",
+            {**common_inputs, "t": timeline, "c": counts},
+            partial(dict, fixed, timeline=timeline, counts=counts,
+                    risk_codes=list(gl.get("risk_tags", {})),
+                    directions=list(gl.get("directions", {})), platforms=profile.platforms),
+            lang=lang,
+        ))
+        for pr in data.prs:
+            rel = related(data, pr)
+            pr_inputs = {
+                **common_inputs,
+                "pr": {k: v for k, v in pr.items() if k != "id"},
+                "rel": rel,
+                "builders": {c["class"]: data.builders[c["class"]]["current"]
+                             for c in pr["changes"] if c["class"] in data.builders},
+            }
+            pages.append(Page(
+                f"{lang}/pr/{pr['slug']}.html", "site/pr.html", pr_inputs,
+                partial(_pr_context, store, data, report_html, fixed, pr, rel, lang),
+                lang=lang, search=True,
+            ))
+        pages.append(Page(
+            f"{lang}/matrix.html", "site/matrix.html",
+            {**common_inputs, "rows": matrix_rows, "log": changes_log},
+            partial(dict, fixed, rows=matrix_rows, ticks=ticks, log=changes_log),
+            lang=lang,
+        ))
+        for b in data.builders.values():
+            chart = site_svg.step_chart(b["runs"], profile.levels)
+            prs = [summary(p) for p in reversed(b["prs"])]
+            pages.append(Page(
+                f"{lang}/builder/{b['slug']}.html", "site/builder.html",
+                {**common_inputs, "b": {k: v for k, v in b.items() if k != "prs"}, "prs": prs},
+                partial(dict, fixed, b=b, chart=chart, prs=prs),
+                lang=lang, search=True,
+            ))
+        pages.append(Page(
+            f"{lang}/graph.html", "site/graph.html",
+            {**common_inputs, "n": graph_nodes, "e": graph_edges},
+            partial(dict, fixed, nodes=graph_nodes, edges=graph_edges,
+                    byid={n["id"]: n for n in graph_nodes}),
+            lang=lang,
+        ))
+        pages.append(Page(
+            f"{lang}/graph.json", "", {**common_inputs, "n": graph_nodes, "e": graph_edges},
+            partial(dict, nodes=graph_nodes, edges=graph_edges, lang=lang),
+            lang=lang, kind="json",
+        ))
+        pages.append(Page(
+            f"{lang}/audit.html", "site/audit.html", {**common_inputs, "a": audit},
+            partial(dict, fixed, rows=audit),
+            lang=lang,
+        ))
+        pages.append(Page(
+            f"{lang}/search.html", "site/search.html", common_inputs,
+            partial(dict, fixed), lang=lang,
+        ))
+        pages.append(Page(
+            f"{lang}/feed.xml", "", {**common_inputs, "f": feed_items},
+            partial(dict, items=feed_items, lang=lang),
+            lang=lang, kind="feed",
+        ))
+    pages.append(Page(
+        "feed.xml", "", {**common_inputs, "f": feed_items},
+        partial(dict, items=feed_items, lang="en" if "en" in langs else langs[-1]),
+        lang=None, kind="feed",
+    ))
+    return pages
+
+
+def _pr_context(
+    store: Store,
+    data: SiteData,
+    report_html: Callable[[Store, dict[str, Any], str], str],
+    fixed: dict[str, Any],
+    pr: dict[str, Any],
+    rel: list[dict[str, Any]],
+    lang: str,
+) -> dict[str, Any]:
+    return {
+        **fixed,
+        "pr": pr,
+        "related": rel,
+        "github": github_url(pr),
+        "now": {c["class"]: data.builders[c["class"]]["current"]
+                for c in pr["changes"] if c["class"] in data.builders},
+        "report": report_html(store, pr, lang),
+    }
+
+
+def _counts(data: SiteData) -> dict[str, Any]:
+    states = Counter(p["state"] for p in data.prs)
+    dirs = Counter(d for p in data.prs for d in p["directions"])
+    return {
+        "prs": len(data.prs),
+        "states": dict(sorted(states.items())),
+        "directions": dict(sorted(dirs.items())),
+        "builders": len(data.builders),
+        "findings": len(data.findings),
+        "relations": len(data.relations),
+    }
+
+
+def _audit_rows(data: SiteData) -> list[dict[str, Any]]:
+    """Findings with the PR that introduced each, and whether a later PR changed the class."""
+    rows = []
+    for f in data.findings:
+        pr = data.by_id[f["pr"]]
+        later = None
+        b = data.builders.get(f["class"])
+        if b is not None:
+            for p in b["prs"]:
+                if (p["date"], p["number"] or 0) > (pr["date"], pr["number"] or 0) and (
+                    p["state"] == "merged"
+                ):
+                    later = {"slug": p["slug"], "label": p["label"], "title": p["title"]}
+                    break
+        rows.append({
+            **{k: v for k, v in f.items() if k != "pr"},
+            "pr": {"slug": pr["slug"], "label": pr["label"], "title": pr["title"],
+                   "date": pr["date"], "state": pr["state"]},
+            "builder": b["slug"] if b is not None else None,
+            "later": later,
+        })
+    rows.sort(key=lambda r: (r["later"] is not None, r["pr"]["date"]), reverse=False)
+    open_rows = [r for r in rows if r["later"] is None]
+    open_rows.sort(key=lambda r: r["pr"]["date"], reverse=True)
+    changed = [r for r in rows if r["later"] is not None]
+    changed.sort(key=lambda r: r["pr"]["date"], reverse=True)
+    return open_rows + changed
+
+
+def _graph(data: SiteData) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Nodes and edges of the typed PR graph (only nodes with at least one relation)."""
+    keys: set[str] = set()
+    edges = []
+    for r in data.relations:
+        keys.add(r["source"])
+        keys.add(r["target"])
+        edges.append({"s": r["source"], "t": r["target"], "type": r["type"],
+                      "conf": r["confidence"]})
+    nodes = []
+    for key in sorted(keys):
+        o = _other(data, key)
+        kind = key.split(":", 1)[0]
+        nodes.append({"id": key, "label": o["label"], "title": o["title"][:160],
+                      "slug": o["slug"], "state": o["state"], "kind": kind})
+    return nodes, edges

@@ -1,0 +1,359 @@
+"""The static site build: pages, links, safety, incremental rebuilds, atomic swap, feed, CLI."""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from prkb.collect.snapshot import import_jsonl
+from prkb.errors import InputError, PrkbError
+from prkb.kb import ingest
+from prkb.paths import data_dir
+from prkb.profile import load_profile
+from prkb.publish import site_links
+from prkb.publish.site import MANIFEST, build_site, parse_langs, site_safe
+from prkb.store import Store
+
+HOSTILE = {
+    "title": '<script>alert("t")</script><img src=x onerror=alert(1)> 恶意 title',
+    "body": (
+        "Hostile body <script>alert('b')</script> <svg onload=alert(2)><circle/></svg>\n\n"
+        "[click](javascript:alert(3)) <a href=\"javascript:alert(4)\">x</a> "
+        "<iframe src=\"javascript:alert(5)\"></iframe> ![img](https://example.com/x.png) "
+        "[rel](../../index.html) 推测解码\n"
+    ),
+    "comment": '<img src=x onerror="alert(6)"> "><svg/onload=alert(7)>',
+    "file": 'vllm/v1/attention/backends/"><img src=x onerror=alert(8)>.py',
+    "author": '"><script>alert(9)</script>',
+    "class": 'Evil"><script>alert(10)</script>Builder',
+}
+
+
+def hostile_record(number: int = 90001) -> dict[str, Any]:
+    return {
+        "number": number,
+        "title": HOSTILE["title"],
+        "body": HOSTILE["body"],
+        "state": "merged",
+        "created_at": "2026-07-10T10:00:00Z",
+        "updated_at": "2026-07-10T10:00:00Z",
+        "merged_at": "2026-07-10T10:00:00Z",
+        "merge_commit_sha": "ab" * 20,
+        "html_url": "javascript:alert(11)",
+        "user": {"login": HOSTILE["author"]},
+        "files": [{"filename": HOSTILE["file"], "status": "modified", "additions": 1,
+                   "deletions": 1,
+                   "patch": "@@ -1 +1 @@\n-x = '<script>'\n+x = '<svg onload=alert(12)>'\n"}],
+        "comments": [{"user": {"login": "someone"}, "body": HOSTILE["comment"],
+                      "created_at": "2026-07-10T11:00:00Z"}],
+        "source": "curated",
+        "prkb": {
+            "repo": "vllm-project/vllm",
+            "symbol_changes": [{"file": HOSTILE["file"], "class": HOSTILE["class"],
+                                "attr": "_cudagraph_support", "before": "NEVER",
+                                "after": "ALWAYS", "direction": "raised"}],
+            "builder_levels": [{"class": HOSTILE["class"], "file": HOSTILE["file"],
+                                "declared": "ALWAYS", "effective": "ALWAYS", "dynamic": True}],
+            "findings": [{"rule": "cg-uniform-without-spec-decode", "file": HOSTILE["file"],
+                          "class": HOSTILE["class"], "message_en": "<b>bad</b> finding",
+                          "message_zh": "<b>坏</b> 发现"}],
+            "relations": [{"type": "fixes-regression-from", "target": 47144}],
+        },
+    }
+
+
+def plain_record(number: int, title: str, when: str, level: str, cls: str,
+                 relations: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    path = "vllm/v1/attention/backends/rocm_synth.py"
+    return {
+        "number": number, "title": title, "body": f"Sets {cls} to {level}. 图捕获 capture",
+        "state": "merged", "created_at": when, "updated_at": when, "merged_at": when,
+        "merge_commit_sha": f"{number:040x}", "user": {"login": "dev"},
+        "files": [{"filename": path, "status": "modified", "additions": 1, "deletions": 1}],
+        "source": "curated",
+        "prkb": {
+            "repo": "vllm-project/vllm",
+            "symbol_changes": [{"file": path, "class": cls, "attr": "_cudagraph_support",
+                                "before": None, "after": level, "direction": "added"}],
+            "builder_levels": [{"class": cls, "file": path, "declared": level,
+                                "effective": level, "dynamic": False}],
+            "relations": relations or [],
+        },
+    }
+
+
+def make_kb(path: Path) -> Store:
+    profile = load_profile(None)
+    store = Store(path)
+    import_jsonl(store, data_dir() / "snapshots" / "curated-seeds.jsonl", profile)
+    ingest(store, hostile_record(), profile)
+    ingest(store, plain_record(90010, "Synth A", "2025-01-05T00:00:00Z", "UNIFORM_BATCH",
+                               "SynthMetadataBuilder"), profile)
+    ingest(store, plain_record(90011, "Synth B", "2025-06-05T00:00:00Z", "ALWAYS",
+                               "SynthMetadataBuilder",
+                               [{"type": "follow-up-of", "target": 90010}]), profile)
+    from prkb.graph import build_relations
+
+    build_relations(store, profile)
+    return store
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
+    tmp = tmp_path_factory.mktemp("site")
+    with make_kb(tmp / "kb.sqlite") as store:
+        stats = build_site(store, tmp / "site", load_profile(None), search=False)
+    return tmp / "site", stats
+
+
+def html_pages(site: Path) -> list[Path]:
+    return sorted(p for p in site.rglob("*.html") if "pagefind" not in p.parts)
+
+
+def test_every_page_of_both_languages_exists(built: tuple[Path, Any]) -> None:
+    site, stats = built
+    for lang in ("zh", "en"):
+        for name in ("index", "matrix", "graph", "audit", "search"):
+            assert (site / lang / f"{name}.html").is_file(), f"{lang}/{name}.html"
+        for n in (47144, 45149, 90001, 90010, 90011):
+            assert (site / lang / "pr" / f"{n}.html").is_file()
+        assert (site / lang / "builder" / "SynthMetadataBuilder.html").is_file()
+        assert (site / lang / "builder" / "TritonMLAMetadataBuilder.html").is_file()
+    for name in ("index.html", "404.html", "feed.xml", "sitemap.xml", MANIFEST):
+        assert (site / name).is_file()
+    assert stats.rendered == stats.pages and stats.reused == 0
+    assert '<html lang="zh-CN">' in (site / "zh" / "pr" / "47144.html").read_text()
+    assert '<html lang="en">' in (site / "en" / "pr" / "47144.html").read_text()
+
+
+def test_language_switch_points_to_the_same_page(built: tuple[Path, Any]) -> None:
+    site, _ = built
+    for page in html_pages(site / "en"):
+        rel = page.relative_to(site / "en").as_posix()
+        text = page.read_text()
+        m = re.search(r'id="lang-zh"[^>]*href="([^"]+)"', text)
+        assert m, f"no switch on en/{rel}"
+        target = (page.parent / m.group(1)).resolve()
+        assert target == (site / "zh" / rel).resolve()
+
+
+def test_every_internal_link_resolves(built: tuple[Path, Any]) -> None:
+    site, _ = built
+    files = {p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()}
+    checked = 0
+    for page in html_pages(site):
+        rel = page.relative_to(site).as_posix()
+        for target in site_links.internal_links(rel, page.read_text()):
+            assert target in files, f"{rel} -> {target}"
+            checked += 1
+    assert checked > 100
+
+
+def test_pages_are_safe_against_hostile_pr_text(built: tuple[Path, Any]) -> None:
+    site, _ = built
+    for page in html_pages(site):
+        text = page.read_text()
+        assert 'http-equiv="Content-Security-Policy"' in text, page
+        csp = html.unescape(re.search(r'Content-Security-Policy" content="([^"]+)"', text)[1])
+        assert "script-src 'self' 'wasm-unsafe-eval';" in csp and "unsafe-inline" not in csp
+        # every script is an external file; no inline event handler; no javascript: URL
+        for tag in re.findall(r"<script\b[^>]*>", text, re.IGNORECASE):
+            assert re.search(r'\ssrc="', tag), f"inline script in {page}: {tag}"
+        for tag in re.findall(r"<[A-Za-z][^<>]*>", text):
+            assert not re.search(r"\son[a-z]+\s*=", tag, re.IGNORECASE), f"{page}: {tag}"
+            assert not re.search(r"(href|src)\s*=\s*[\"']?\s*javascript:", tag, re.I), tag
+            assert not tag.lower().startswith(("<iframe", "<object", "<embed")), tag
+    pr = (site / "en" / "pr" / "90001.html").read_text()
+    assert "&lt;script&gt;alert(&#34;t&#34;)&lt;/script&gt;" in pr or "&lt;script&gt;" in pr
+    assert "https://github.com/vllm-project/vllm/pull/90001" in pr  # built, not the stored URL
+    assert "example.com/x.png" not in re.sub(r"\[[^\]]*\]", "", pr) or "<img" not in pr
+    # the body's relative link lost its href: it cannot point into the site
+    assert 'href="../../index.html"' not in pr.split('class="report"', 1)[1]
+
+
+def test_hostile_class_and_file_names_make_safe_paths(built: tuple[Path, Any]) -> None:
+    site, _ = built
+    names = [p.name for p in (site / "en" / "builder").iterdir()]
+    assert all(re.fullmatch(r"[A-Za-z0-9_.-]+\.html", n) for n in names), names
+    evil = [n for n in names if n.startswith("Evil")]
+    assert evil and "<" not in evil[0]
+
+
+def test_matrix_links_each_segment_to_the_pr_that_set_it(built: tuple[Path, Any]) -> None:
+    site, _ = built
+    text = (site / "en" / "matrix.html").read_text()
+    row = text.split("SynthMetadataBuilder.html", 1)[1].split("</tr>", 1)[0]
+    assert 'href="pr/90010.html"' in row.replace("../en/", "") or "pr/90010.html" in row
+    assert "pr/90011.html" in row
+    assert "lvl-r2" in row and "lvl-r3" in row  # UNIFORM_BATCH then ALWAYS
+    # the dynamic reading of the hostile builder is marked
+    assert 'class="dynmark"' in text
+
+
+def test_builder_page_chart_and_prs(built: tuple[Path, Any]) -> None:
+    site, _ = built
+    text = (site / "zh" / "builder" / "SynthMetadataBuilder.html").read_text()
+    assert text.count("<circle") == 2
+    assert "pr/90010.html" in text and "pr/90011.html" in text
+
+
+def test_audit_lists_findings_with_the_pr_that_introduced_them(built: tuple[Path, Any]) -> None:
+    site, _ = built
+    text = (site / "en" / "audit.html").read_text()
+    assert "cg-uniform-without-spec-decode" in text
+    assert "pr/90001.html" in text
+    assert "&lt;b&gt;bad&lt;/b&gt; finding" in text
+    assert "&lt;b&gt;坏&lt;/b&gt;" in (site / "zh" / "audit.html").read_text()
+
+
+def test_related_prs_link_inside_the_site(built: tuple[Path, Any]) -> None:
+    site, _ = built
+    text = (site / "en" / "pr" / "90011.html").read_text()
+    related = text.split('class="box related"', 1)[1].split("</section>", 1)[0]
+    assert 'href="../pr/90010.html"' in related
+    back = (site / "en" / "pr" / "90010.html").read_text()
+    assert 'href="../pr/90011.html"' in back.split('class="box related"', 1)[1]
+    graph = json.loads((site / "en" / "graph.json").read_text())
+    ids = {n["id"] for n in graph["nodes"]}
+    assert {"pr:90010", "pr:90011"} <= ids
+    assert any(e["s"] == "pr:90011" and e["t"] == "pr:90010" for e in graph["edges"])
+
+
+def test_feed_and_sitemap(tmp_path: Path) -> None:
+    with make_kb(tmp_path / "kb.sqlite") as store:
+        build_site(store, tmp_path / "site", load_profile(None), search=False,
+                   base_url="https://example.org/prkb")
+        n_prs = len(store.all_prs())
+    ns = {"a": "http://www.w3.org/2005/Atom"}
+    feed = ET.parse(tmp_path / "site" / "feed.xml").getroot()
+    entries = feed.findall("a:entry", ns)
+    assert len(entries) == n_prs == 7
+    first = entries[0]
+    assert first.find("a:link", ns).get("href") == "https://example.org/prkb/en/pr/90001.html"
+    assert "<script>" in first.find("a:title", ns).text  # plain text in XML, escaped on disk
+    assert "<script>" not in (tmp_path / "site" / "feed.xml").read_text()
+    zh = ET.parse(tmp_path / "site" / "zh" / "feed.xml").getroot()
+    assert zh.find("a:entry/a:link", ns).get("href").startswith("https://example.org/prkb/zh/")
+    sm = ET.parse(tmp_path / "site" / "sitemap.xml").getroot()
+    locs = [e.text for e in sm.iter("{http://www.sitemaps.org/schemas/sitemap/0.9}loc")]
+    assert "https://example.org/prkb/zh/pr/47144.html" in locs
+    assert not any(loc.endswith("404.html") for loc in locs)
+    page404 = (tmp_path / "site" / "404.html").read_text()
+    assert 'href="https://example.org/prkb/en/index.html"' in page404
+
+
+def test_incremental_build_rewrites_only_changed_pages(tmp_path: Path) -> None:
+    profile = load_profile(None)
+    out = tmp_path / "site"
+    with make_kb(tmp_path / "kb.sqlite") as store:
+        first = build_site(store, out, profile, search=False)
+        untouched = out / "en" / "pr" / "47144.html"
+        ino = untouched.stat().st_ino
+        again = build_site(store, out, profile, search=False)
+        assert again.rendered == 0 and again.reused == first.pages
+        rec = plain_record(90010, "Synth A, edited", "2025-01-05T00:00:00Z", "UNIFORM_BATCH",
+                           "SynthMetadataBuilder")
+        rec["updated_at"] = "2026-01-01T00:00:00Z"
+        assert ingest(store, rec, profile).outcome == "updated"
+        third = build_site(store, out, profile, search=False)
+    assert "Synth A, edited" in (out / "en" / "pr" / "90010.html").read_text()
+    assert "Synth A, edited" in (out / "zh" / "index.html").read_text()
+    # the edited PR (both languages), pages that show its title, feeds: not the other PRs
+    assert 0 < third.rendered < 25, third
+    assert untouched.stat().st_ino == ino  # hard link of the very same file: not rewritten
+    assert third.reused + third.rendered == third.pages
+
+
+def test_failed_build_keeps_the_previous_site(tmp_path: Path) -> None:
+    profile = load_profile(None)
+    out = tmp_path / "site"
+    with make_kb(tmp_path / "kb.sqlite") as store:
+        build_site(store, out, profile, search=False)
+        before = sorted(p.relative_to(out) for p in out.rglob("*"))
+        index = (out / "en" / "index.html").read_bytes()
+
+        def broken_report(store: Store, pr: dict[str, Any], lang: str) -> str:
+            if pr["number"] == 45149:
+                raise PrkbError("report failed")
+            return "<p>r</p>"
+
+        with pytest.raises(PrkbError, match="report failed"):
+            build_site(store, out, profile, search=False, report_html=broken_report)
+
+        def bad_link(store: Store, pr: dict[str, Any], lang: str) -> str:
+            return '<p><a href="../pr/424242.html">x</a></p>'
+
+        with pytest.raises(site_links.BrokenLinks, match=r"pr/\d+\.html -> \w+/pr/424242.html"):
+            build_site(store, out, profile, search=False, report_html=bad_link)
+    assert sorted(p.relative_to(out) for p in out.rglob("*")) == before
+    assert (out / "en" / "index.html").read_bytes() == index
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_refuses_to_replace_a_folder_it_did_not_write(tmp_path: Path) -> None:
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "notes.txt").write_text("mine")
+    with Store(tmp_path / "kb.sqlite") as store, pytest.raises(InputError, match="not empty"):
+        build_site(store, tmp_path / "site", load_profile(None), search=False)
+    assert (tmp_path / "site" / "notes.txt").read_text() == "mine"
+
+
+def test_internal_links_and_site_safe() -> None:
+    html = ('<a href="../pr/1.html#x">a</a><img src="../assets/a.png"><a href="https://x.org">'
+            '<a href="javascript:alert(1)">j</a><a href="#top">t</a><a href="/en/">r</a>')
+    assert site_links.internal_links("en/pr/2.html", html) == [
+        "en/assets/a.png", "en/index.html", "en/pr/1.html", "javascript:alert(1)"
+    ]
+    with pytest.raises(site_links.BrokenLinks, match="javascript"):
+        site_links.check_links({"p.html": ["javascript:alert(1)"]}, {"p.html"})
+    out = site_safe('<p><a href="docs/x.md">d</a> <a href="https://e.org/">e</a> '
+                    '<img src="https://e.org/i.png" alt="pic"></p>')
+    assert '<a>d</a>' in out and 'href="https://e.org/"' in out
+    assert "<img" not in out and "[pic]" in out
+
+
+def test_parse_langs() -> None:
+    assert parse_langs("zh,en") == ["zh", "en"]
+    assert parse_langs("en") == ["en"]
+    assert parse_langs("zh_CN") == ["zh"]
+    with pytest.raises(InputError, match="fr"):
+        parse_langs("fr")
+
+
+def test_cli_build_one_language_and_errors(tmp_path: Path) -> None:
+    with make_kb(tmp_path / "kb.sqlite"):
+        pass
+    env = {**os.environ, "PRKB_DB": str(tmp_path / "kb.sqlite")}
+    cmd = [sys.executable, "-m", "prkb.cli", "-q", "site", "build", "-o", str(tmp_path / "s"),
+           "--lang", "en", "--no-search", "--json"]
+    run = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    assert run.returncode == 0, run.stderr
+    stats = json.loads(run.stdout)
+    assert stats["pages"] == stats["rendered"] > 10
+    assert not (tmp_path / "s" / "zh").exists()
+    assert 'id="lang-zh"' not in (tmp_path / "s" / "en" / "index.html").read_text()
+    bad = subprocess.run([*cmd[:-4], "--lang", "fr"], capture_output=True, text=True, env=env,
+                         timeout=60)
+    assert bad.returncode == 2 and bad.stderr.startswith("prkb: error: unknown language 'fr'")
+    assert "Traceback" not in bad.stderr
+    bad = subprocess.run([*cmd, "--base-url", "javascript:alert(1)"], capture_output=True,
+                         text=True, env=env, timeout=60)
+    assert bad.returncode == 2 and "--base-url" in bad.stderr
+
+
+def test_search_index_has_both_languages(tmp_path: Path) -> None:
+    with make_kb(tmp_path / "kb.sqlite") as store:
+        stats = build_site(store, tmp_path / "site", load_profile(None), search=True)
+    entry = json.loads((tmp_path / "site" / "pagefind" / "pagefind-entry.json").read_text())
+    assert set(entry["languages"]) == {"zh-cn", "en"}
+    assert entry["languages"]["en"]["page_count"] == stats.search_pages // 2
+    assert stats.search_reindexed
