@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 from prkb.render.markdown import md_code, md_escape, md_fence, md_inline, to_html
@@ -102,3 +104,13 @@ def test_escapers_keep_text_inert():
     fence = md_fence("```\n<script>x</script>\n````")
     out = r.render(fence + "\nafter")
     assert "<script>" not in out and "<p>after</p>" in out
+
+
+@given(st.text(max_size=200))
+@settings(max_examples=300, deadline=None)
+def test_md_escape_is_always_one_plain_paragraph(text):
+    """Whatever the text, its escaped form renders as one paragraph of text: no markup."""
+    out = md_escape(text)
+    html = MarkdownIt("commonmark", {"html": True}).render(out)
+    tags = set(re.findall(r"</?([a-zA-Z0-9]+)", html))
+    assert tags <= {"p"}, (text, out, html)

@@ -59,7 +59,20 @@ def one_line(text: str | None, limit: int | None = None) -> str:
 
 
 _INLINE_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
-_LINE_START = re.compile(r"^(\s*)([-+=>#]|\d+[.)])")
+# What would start a block if it began a line: ATX heading, list item, quote, setext line.
+_LINE_START = re.compile(
+    r"^(\s*)(?:(#{1,6}|[-+*])(?=\s|$)|(>)|(=+)(?=\s*$)|(\d{1,9})([.)])(?=\s|$))"
+)
+
+
+def _escape_start(s: str) -> str:
+    def fix(m: re.Match[str]) -> str:
+        lead = m.group(1)
+        if m.group(5):  # ordered list marker: escape the delimiter, not the digits
+            return f"{lead}{m.group(5)}\\{m.group(6)}"
+        return lead + "\\" + (m.group(2) or m.group(3) or m.group(4))
+
+    return _LINE_START.sub(fix, s, count=1)
 _CODE_SPAN = re.compile(r"(`+)([^`].*?)\1(?!`)")
 
 
@@ -70,8 +83,7 @@ def _escape(s: str) -> str:
 
 def md_escape(text: str | None) -> str:
     """Untrusted text as inert inline Markdown: one line, specials escaped, no raw HTML."""
-    s = _escape(one_line(text))
-    return _LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), s)
+    return _escape_start(_escape(one_line(text)))
 
 
 def md_inline(text: str | None) -> str:
@@ -84,8 +96,7 @@ def md_inline(text: str | None) -> str:
         out.append(md_code(m.group(2).strip()))
         pos = m.end()
     out.append(_escape(s[pos:]))
-    joined = "".join(out)
-    return _LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), joined)
+    return _escape_start("".join(out))
 
 
 def md_code(text: str | None) -> str:
