@@ -142,7 +142,8 @@ class FakeGitHub:
         rest = path[len(prefix):]
         parts = [p for p in rest.split("/") if p]
         if parts == []:
-            return 200, {"full_name": repo.full_name, "name": repo.name}
+            return 200, {"full_name": repo.full_name, "name": repo.name,
+                         "url": f"{self.url}{prefix}"}
         if parts == ["pulls"]:
             prs = list(repo.prs.values())
             state = query.get("state", "open")
@@ -153,14 +154,14 @@ class FakeGitHub:
                          reverse=query.get("direction", "desc") == "desc")
             else:
                 prs.sort(key=lambda p: p["number"], reverse=True)
-            return 200, [_public(p) for p in prs]
+            return 200, [self._public(p) for p in prs]
         if len(parts) >= 2 and parts[0] in ("pulls", "issues") and parts[1].isdigit():
             pr = repo.prs.get(int(parts[1]))
             if pr is None:
                 return 404, {"message": "Not Found"}
             tail = parts[2:]
             if parts[0] == "pulls" and tail == []:
-                return 200, _public(pr)
+                return 200, self._public(pr)
             if parts[0] == "pulls" and tail == ["files"]:
                 return 200, pr["_files"][:3000]
             if parts[0] == "pulls" and tail == ["reviews"]:
@@ -183,16 +184,19 @@ class FakeGitHub:
             }
         return 404, {"message": "Not Found"}
 
+    def _public(self, pr: dict[str, Any]) -> dict[str, Any]:
+        out = {k: v for k, v in pr.items() if not k.startswith("_")}
+        api = f"{self.url}/repos/{self.repo.full_name}"
+        out["url"] = f"{api}/pulls/{pr['number']}"
+        out["issue_url"] = f"{api}/issues/{pr['number']}"
+        return out
+
 
 class _QuietServer(ThreadingHTTPServer):
     """Clients that go away (killed, timed out) are expected here: no traceback on stderr."""
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         return
-
-
-def _public(pr: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in pr.items() if not k.startswith("_")}
 
 
 def _make_handler(server: FakeGitHub) -> type[BaseHTTPRequestHandler]:

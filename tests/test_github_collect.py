@@ -7,6 +7,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,6 +40,12 @@ def export(store: Store) -> list[str]:
     return [json.dumps(r, sort_keys=True) for r in export_records(store)]
 
 
+def record(store: Store, number: int) -> dict[str, Any]:
+    row = store.pr_row(number)
+    assert row is not None
+    return raw_record(store, row)
+
+
 def kept_numbers(store: Store) -> set[int]:
     return {r[0] for r in store.conn.execute("SELECT number FROM prs")}
 
@@ -50,7 +57,7 @@ def test_first_run_keeps_family_prs_with_discussion(tmp_path: Path, server: Fake
         assert kept_numbers(store) == FIXTURE_KEPT
         assert stats.kept == stats.new == len(FIXTURE_KEPT)
 
-        rec = raw_record(store, store.pr_row(101))
+        rec = record(store, 101)
         assert rec["source"] == "github" and rec["state"] == "merged"
         assert rec["user"] == {"login": "rocm-dev"}
         assert [lab["name"] for lab in rec["labels"]] == ["rocm", "ready"]
@@ -124,7 +131,7 @@ def test_second_run_asks_only_for_what_changed(tmp_path: Path, server: FakeGitHu
         assert server.count("/pulls/101/reviews", 304) == 1
         assert server.count("/pulls/101/comments", 304) == 1
         assert server.count("/issues/101/comments", 200) >= 1
-        rec = raw_record(store, store.pr_row(101))
+        rec = record(store, 101)
         assert rec["comments"][-1]["body"] == "Merged; see also #108."
         after = export(store)
         assert len(after) == len(before) and after != before
@@ -181,8 +188,7 @@ def test_unauthenticated_and_bad_input(tmp_path: Path, server: FakeGitHub) -> No
         assert not any(r.authorized for r in server.log)
         assert stats.rate_left is not None and stats.rate_left <= 60
         with pytest.raises(InputError, match="OWNER/REPO"):
-            run(store, server, repo_typo=True) if False else collect_github(
-                store, "not a repo", load_profile(), token=None, api_url=server.url)
+            collect_github(store, "not a repo", load_profile(), token=None, api_url=server.url)
         with pytest.raises(InputError, match="YYYY-MM-DD"):
             run(store, server, since="last week")
         with pytest.raises(PrkbError, match="404"):
