@@ -267,7 +267,11 @@ class GithubCollector:
             extra.extend(pages)
             lists[name] = [it for _k, pg in pages for it in pg.items]
         rec = build_record(pr, files, lists, self.repo, self.profile)
-        res = ingest(self.store, rec, self.profile, contents=contents, extra_findings=findings)
+        try:
+            res = ingest(self.store, rec, self.profile, contents=contents, extra_findings=findings)
+        except InputError as e:  # left unmarked: the next run tries it again
+            self.warn(f"PR #{number}: not stored: {e}")
+            return
         if res.outcome in ("new", "updated", "unchanged"):
             setattr(self.stats, res.outcome, getattr(self.stats, res.outcome) + 1)
         for note in res.notes:
