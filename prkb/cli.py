@@ -35,7 +35,10 @@ def common_parser() -> argparse.ArgumentParser:
         help="profile name under data/profiles/ or a .toml path (default: vllm-cudagraph)",
     )
     common.add_argument(
-        "-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+        "-q",
+        "--quiet",
+        action="store_true",
+        default=argparse.SUPPRESS,
         help="no progress bars",
     )
     return common

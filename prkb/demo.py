@@ -8,7 +8,7 @@ from pathlib import Path
 from .collect.snapshot import import_jsonl
 from .errors import PrkbError
 from .paths import data_dir, default_db_path
-from .profile import load_profile
+from .profile import Profile, load_profile
 from .progress import bar, warn
 from .store import Store
 
@@ -46,12 +46,10 @@ def run_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _post_import(store: Store, profile: object, *, quiet: bool) -> None:
-    """Derived stages after import (the relation graph, once it exists)."""
-    try:
-        from .graph import build_relations  # type: ignore[attr-defined]
-    except ImportError:
-        return
+def _post_import(store: Store, profile: Profile, *, quiet: bool) -> None:
+    """Derived stages after import: the typed relation graph."""
+    from .graph import build_relations
+
     build_relations(store, profile)
 
 

@@ -74,7 +74,9 @@ class GitRepo:
             raise PrkbError("git is not installed (needed to read repositories)") from None
         if check and res.returncode != 0:
             err = res.stderr.strip().splitlines()
-            raise GitError(f"git {args[0]} failed in {self.path}: {err[-1] if err else res.returncode}")
+            raise GitError(
+                f"git {args[0]} failed in {self.path}: {err[-1] if err else res.returncode}"
+            )
         return res
 
     def git(self, *args: str, check: bool = True, input: str | None = None) -> str:

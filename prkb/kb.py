@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,8 +71,13 @@ def ingest(
     *,
     contents: dict[str, tuple[str | None, str | None]] | None = None,
     extra_findings: list[Finding] | None = None,
+    on_write: Callable[[sqlite3.Connection], None] | None = None,
 ) -> IngestResult:
-    """Validate, analyse and store one record (one transaction). Raises InputError."""
+    """Validate, analyse and store one record (one transaction). Raises InputError.
+
+    ``on_write`` runs inside that transaction (collectors record their cursor there), and
+    also when the record was unchanged, so a collector's bookkeeping never lags its data.
+    """
     rec = normalize_record(raw)
     repo = (rec.get("prkb") or {}).get("repo") or profile.repo
     ref = record_ref(rec)
@@ -80,6 +86,9 @@ def ingest(
         "SELECT id, raw_hash, updated_at FROM prs WHERE repo=? AND ref=?", (repo, ref)
     ).fetchone()
     if existing is not None and existing["raw_hash"] == digest:
+        if on_write is not None:
+            with store.transaction() as conn:
+                on_write(conn)
         return IngestResult(ref, "unchanged", existing["id"])
     if (
         existing is not None
@@ -87,6 +96,9 @@ def ingest(
         and rec.get("updated_at")
         and rec["updated_at"] < existing["updated_at"]
     ):
+        if on_write is not None:
+            with store.transaction() as conn:
+                on_write(conn)
         return IngestResult(ref, "older", existing["id"])
     changes, findings, notes = symbol_changes_for(rec, profile, contents)
     findings.extend(extra_findings or [])
@@ -95,6 +107,8 @@ def ingest(
         pr_id = _write(conn, repo, ref, rec, digest, analysis, existing)
         levels = (rec.get("prkb") or {}).get("builder_levels") or []
         _write_levels(conn, repo, ref, rec, levels)
+        if on_write is not None:
+            on_write(conn)
     return IngestResult(ref, "new" if existing is None else "updated", pr_id, tuple(notes))
 
 
@@ -151,8 +165,14 @@ def _write(
         " VALUES (?,?,?,?,?,?,?,?)",
         [
             (
-                pr_id, i, f["filename"], f["status"], f["additions"], f["deletions"],
-                f.get("patch"), f.get("previous_filename"),
+                pr_id,
+                i,
+                f["filename"],
+                f["status"],
+                f["additions"],
+                f["deletions"],
+                f.get("patch"),
+                f.get("previous_filename"),
             )
             for i, f in enumerate(rec.get("files", []))
         ],
@@ -173,8 +193,17 @@ def _write(
         "INSERT INTO findings(pr_id, seq, rule, file, class_name, message_en, message_zh,"
         " commit_sha, severity) VALUES (?,?,?,?,?,?,?,?,?)",
         [
-            (pr_id, i, f.rule, f.file, f.class_name, f.message_en, f.message_zh, f.commit,
-             f.severity)
+            (
+                pr_id,
+                i,
+                f.rule,
+                f.file,
+                f.class_name,
+                f.message_en,
+                f.message_zh,
+                f.commit,
+                f.severity,
+            )
             for i, f in enumerate(analysis.findings)
         ],
     )
@@ -200,8 +229,15 @@ def _write_levels(
         " file, declared, effective, dynamic, spec_ready) VALUES (?,?,?,?,?,?,?,?,?,?)",
         [
             (
-                repo, sha, when, ref, str(b.get("class")), str(b.get("file")),
-                b.get("declared"), b.get("effective"), int(bool(b.get("dynamic"))),
+                repo,
+                sha,
+                when,
+                ref,
+                str(b.get("class")),
+                str(b.get("file")),
+                b.get("declared"),
+                b.get("effective"),
+                int(bool(b.get("dynamic"))),
                 None if b.get("spec_ready") is None else int(bool(b.get("spec_ready"))),
             )
             for b in levels
@@ -261,7 +297,9 @@ def facts_from_row(store: Store, row: sqlite3.Row) -> dict[str, Any]:
         }
         for r in conn.execute("SELECT * FROM findings WHERE pr_id=? ORDER BY seq", (pr_id,))
     ]
-    key = f"pr:{row['number']}" if row["number"] is not None else f"commit:{row['merge_commit_sha']}"
+    key = (
+        f"pr:{row['number']}" if row["number"] is not None else f"commit:{row['merge_commit_sha']}"
+    )
     relations = []
     for r in conn.execute(
         "SELECT * FROM relations WHERE source=? OR target=? ORDER BY type, source, target",

@@ -29,7 +29,9 @@ class SymbolChange:
     attr: str
     before: str | None
     after: str | None
-    direction: str  # added, removed, raised, lowered, changed, renamed, dynamic-added, dynamic-removed
+    direction: (
+        str  # added, removed, raised, lowered, changed, renamed, dynamic-added, dynamic-removed
+    )
     before_attr: str | None = None  # the spelling on the before side when renamed
 
     def to_json(self) -> dict[str, Any]:

@@ -35,6 +35,7 @@ class Profile:
     family: tuple[str, ...]
     methods: tuple[str, ...]
     bool_spellings: tuple[str, ...]
+    value_markers: tuple[str, ...]
     enum: str
     display: str
     levels: tuple[str, ...]
@@ -69,10 +70,24 @@ class Profile:
         return re.compile(rf"(?<![A-Za-z0-9_])(?:{alts})(?![A-Za-z0-9_])")
 
     def git_pickaxe_regex(self) -> str:
-        """The POSIX extended regex given to ``git log -G`` (whole identifiers)."""
+        """The POSIX extended regex given to ``git log -G`` (whole identifiers).
+
+        Family spellings, the dynamic-support methods, and the profile's value markers (so a
+        value changed on a continuation line of a declaration is found too).
+        """
         names = (*self.family, *self.methods)
-        alts = "|".join(sorted(names, key=len, reverse=True))
+        alts = "|".join([*sorted(names, key=len, reverse=True), *self.value_markers])
         return rf"(^|[^A-Za-z0-9_])({alts})([^A-Za-z0-9_]|$)"
+
+    @cached_property
+    def declaration_regex(self) -> re.Pattern[str]:
+        """A line that declares a family attribute or defines a watched method."""
+        fam = "|".join(re.escape(s) for s in sorted(self.family, key=len, reverse=True))
+        meth = "|".join(re.escape(s) for s in self.methods) or "(?!)"
+        return re.compile(
+            rf"^[ \t]*(?:(?:{fam})[ \t]*(?::[^=\n]*)?=(?!=)|(?:async[ \t]+)?def[ \t]+(?:{meth})\b)",
+            re.MULTILINE,
+        )
 
     def mentions_family(self, text: str) -> bool:
         return self.family_regex.search(text) is not None
@@ -188,6 +203,7 @@ def _build(raw: dict[str, Any]) -> Profile:
         family=_tuple(sym["family"]),
         methods=_tuple(sym.get("methods")),
         bool_spellings=_tuple(sym.get("bool_spellings")),
+        value_markers=_tuple(sym.get("value_markers")),
         enum=sym.get("enum", ""),
         display=sym.get("display", _tuple(sym["family"])[-1]),
         levels=_tuple(lv["order"]),

@@ -5,15 +5,21 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+if TYPE_CHECKING:  # rich is imported only when a bar or a table is drawn (fast start-up)
+    from rich.console import Console
+    from rich.progress import Progress
 
-_console = Console(stderr=True, highlight=False, soft_wrap=True)
+_console: Console | None = None
 
 
 def console() -> Console:
+    global _console
+    if _console is None:
+        from rich.console import Console
+
+        _console = Console(stderr=True, highlight=False, soft_wrap=True)
     return _console
 
 
@@ -42,13 +48,21 @@ def bar(label: str, total: int | None = None, *, quiet: bool = False) -> Iterato
     if quiet or not sys.stderr.isatty():
         yield Bar(None, None)
         return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     with Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("{task.fields[info]}"),
         TimeElapsedColumn(),
-        console=_console,
+        console=console(),
         transient=True,
     ) as p:
         task = p.add_task(label, total=total, info="")
@@ -58,7 +72,7 @@ def bar(label: str, total: int | None = None, *, quiet: bool = False) -> Iterato
 def warn(msg: str, *, quiet: bool = False) -> None:
     """One warning line on stderr (shown even when quiet: warnings are not progress)."""
     del quiet
-    _console.print(f"warning: {safe_term(msg)}", markup=False)
+    print(f"warning: {safe_term(msg)}", file=sys.stderr, flush=True)
 
 
 def safe_term(text: str) -> str:

@@ -25,7 +25,7 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE TABLE prs (
             id INTEGER PRIMARY KEY,
             repo TEXT NOT NULL,
-            ref TEXT NOT NULL,             -- "47144" for a PR, "sha:<40 hex>" for a commit without one
+            ref TEXT NOT NULL,             -- "47144", or "sha:<40 hex>" for a commit with no PR
             number INTEGER,
             title TEXT NOT NULL DEFAULT '',
             body TEXT,
@@ -117,7 +117,7 @@ MIGRATIONS: list[tuple[str, str]] = [
             value TEXT NOT NULL,
             PRIMARY KEY (source, scope, key)
         );
-        CREATE TABLE builder_levels (    -- the audit's reading of every builder at a collected commit
+        CREATE TABLE builder_levels (    -- the audit's reading of each builder at a mined commit
             repo TEXT NOT NULL,
             commit_sha TEXT NOT NULL,
             committed_at TEXT NOT NULL,
@@ -182,7 +182,8 @@ class Store:
 
     def migrate(self) -> list[str]:
         self.conn.execute(
-            "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+            "CREATE TABLE IF NOT EXISTS migrations"
+            " (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
         )
         done = {r[0] for r in self.conn.execute("SELECT name FROM migrations")}
         applied = []

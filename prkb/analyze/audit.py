@@ -23,11 +23,11 @@ from types import ModuleType
 from typing import Any
 
 from ..errors import InputError
-from ..gitobj import GitRepo
+from ..gitobj import GitRepo, TreeEntry
 from ..models import Finding
 from ..profile import Profile
 from .hierarchy import ClassRef, Hierarchy, ModuleFacts, module_name, read_imports
-from .symbols import SourceError, parse_classes
+from .symbols import SourceError, parse_classes, parse_source
 
 Warn = Callable[[str], None]
 
@@ -214,8 +214,19 @@ def _relevance_regex(profile: Profile) -> re.Pattern[str] | None:
     return pat
 
 
+def scan_entries(repo: GitRepo, sha: str, profile: Profile) -> list[TreeEntry]:
+    """The tree entries at ``sha`` that the audit may read (under the profile's scan paths)."""
+    scan = [str(p) for p in profile.audit.get("scan_paths", [])] or None
+    return repo.ls_tree(sha, scan)
+
+
 def _load_modules(
-    repo: GitRepo, sha: str, profile: Profile, cache: AuditCache, warn: Warn
+    repo: GitRepo,
+    sha: str,
+    profile: Profile,
+    cache: AuditCache,
+    warn: Warn,
+    entries: list[TreeEntry] | None = None,
 ) -> dict[str, ModuleFacts]:
     audit = profile.audit
     scan = [str(p) for p in audit.get("scan_paths", [])] or None
@@ -225,7 +236,9 @@ def _load_modules(
     calls = tuple(str(c) for c in [audit.get("reorder_call")] if c)
     relevant = _relevance_regex(profile)
     out: dict[str, ModuleFacts] = {}
-    for entry in repo.ls_tree(sha, scan):
+    if entries is None:
+        entries = repo.ls_tree(sha, scan)
+    for entry in entries:
         if entry.type != "blob" or not fnmatch.fnmatch(entry.path.rsplit("/", 1)[-1], glob):
             continue
         key = f"{entry.sha}:{entry.path.endswith('__init__.py')}:{module_name(entry.path)}"
@@ -248,8 +261,9 @@ def _load_modules(
             cache.facts[key] = None
             continue
         try:
+            tree = parse_source(text, entry.path)
             classes = parse_classes(text, profile, extra_attrs=extra, calls=calls,
-                                    filename=entry.path)
+                                    filename=entry.path, tree=tree)
         except SourceError as e:
             msg = f"{entry.path}: {e}; skipped"
             if msg not in cache.warned:
@@ -259,7 +273,9 @@ def _load_modules(
             continue
         cache.parsed += 1
         mod = module_name(entry.path)
-        mf = ModuleFacts(classes, read_imports(text, mod, entry.path.endswith("__init__.py")))
+        mf = ModuleFacts(
+            classes, read_imports(text, mod, entry.path.endswith("__init__.py"), tree=tree)
+        )
         cache.facts[key] = mf
         out[entry.path] = mf
     return out
@@ -272,12 +288,17 @@ def audit_revision(
     *,
     warn: Warn | None = None,
     cache: AuditCache | None = None,
+    entries: list[TreeEntry] | None = None,
 ) -> AuditResult:
-    """Builders and findings of the tree at ``rev`` (any revision name git understands)."""
+    """Builders and findings of the tree at ``rev`` (any revision name git understands).
+
+    ``entries`` replaces the tree listing of ``rev`` (e.g. a commit's tree with its own changes
+    undone, to audit its parent without listing the parent's tree again).
+    """
     warn = warn or _no_warn
     cache = cache if cache is not None else AuditCache()
-    sha = repo.resolve(rev)
-    modules = _load_modules(repo, sha, profile, cache, warn)
+    sha = rev if entries is not None else repo.resolve(rev)
+    modules = _load_modules(repo, sha, profile, cache, warn, entries)
     key = hashlib.sha256(
         "\n".join(f"{p}\0{id(m)}" for p, m in sorted(modules.items())).encode()
     ).hexdigest()

@@ -132,15 +132,15 @@ def changes_from_patch(path: str, patch: str, profile: Profile) -> list[SymbolCh
             out.append(SymbolChange(path, cls, new[0], bv, av, d, before_attr=gone[0]))
             continue
         for attr in sorted(set(bk) | set(ak)):
-            bv, av = bk.get(attr), ak.get(attr)
-            if bv == av:
+            bo, ao = bk.get(attr), ak.get(attr)
+            if bo == ao:
                 continue
-            d = direction_of(bv, av, profile)
-            out.append(SymbolChange(path, cls, attr, bv, av, "changed" if d == "unchanged" else d))
-    for cls, m in sorted(meth_a - meth_b):
-        out.append(SymbolChange(path, cls, m, None, "overridden", "dynamic-added"))
-    for cls, m in sorted(meth_b - meth_a):
-        out.append(SymbolChange(path, cls, m, "overridden", None, "dynamic-removed"))
+            d = direction_of(bo, ao, profile)
+            out.append(SymbolChange(path, cls, attr, bo, ao, "changed" if d == "unchanged" else d))
+    for cls, meth in sorted(meth_a - meth_b):
+        out.append(SymbolChange(path, cls, meth, None, "overridden", "dynamic-added"))
+    for cls, meth in sorted(meth_b - meth_a):
+        out.append(SymbolChange(path, cls, meth, "overridden", None, "dynamic-removed"))
     return out
 
 

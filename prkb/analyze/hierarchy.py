@@ -50,14 +50,20 @@ def module_name(path: str) -> str:
     return ".".join(parts)
 
 
-def read_imports(source: str, module: str, is_package: bool) -> dict[str, tuple[str, str | None]]:
-    """Module-level imports (also inside ``if``/``try`` blocks), relative ones made absolute."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(source)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return {}
+def read_imports(
+    source: str, module: str, is_package: bool, tree: ast.Module | None = None
+) -> dict[str, tuple[str, str | None]]:
+    """Module-level imports (also inside ``if``/``try`` blocks), relative ones made absolute.
+
+    ``tree`` is the already parsed ``source`` when the caller has it (saves a second parse).
+    """
+    if tree is None:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(source)
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            return {}
     package = module if is_package else module.rpartition(".")[0]
     out: dict[str, tuple[str, str | None]] = {}
 

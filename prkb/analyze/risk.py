@@ -46,9 +46,12 @@ def risk_tags_for(
         if only or profile.title_has("platform", record.get("title") or "") or len(specific) == 1:
             why["platform-specific"] = [p.en for p in specific]
     dirs = {c.direction for c in changes}
-    if "raised" in dirs or ("added" in dirs and any(
-        c.direction == "added" and profile.level_rank(c.after) not in (None, 0) for c in changes
-    )):
+    if "raised" in dirs or (
+        "added" in dirs
+        and any(
+            c.direction == "added" and profile.level_rank(c.after) not in (None, 0) for c in changes
+        )
+    ):
         why["level-raised"] = [
             f"{c.class_name}: {c.before} -> {c.after}"
             for c in changes
@@ -77,9 +80,17 @@ def risk_tags_for(
     if has_dependency:
         why["depends-on-pr"] = ["a depends-on relation"]
     order = [
-        "core-path", "missing-tests", "platform-specific", "level-raised", "level-lowered",
-        "declaration-removed", "dynamic-support", "depends-on-pr", "audit-finding",
-        "patch-unavailable", "revert",
+        "core-path",
+        "missing-tests",
+        "platform-specific",
+        "level-raised",
+        "level-lowered",
+        "declaration-removed",
+        "dynamic-support",
+        "depends-on-pr",
+        "audit-finding",
+        "patch-unavailable",
+        "revert",
     ]
     tags = [risk_tag(code) for code in order if code in why]
     return tags, why

@@ -69,9 +69,7 @@ def normalize_value(node: ast.expr, profile: Profile) -> str:
     return " ".join(text.split())
 
 
-def _collect_assignments(
-    body: list[ast.stmt], names: set[str], profile: Profile
-) -> dict[str, str]:
+def _collect_assignments(body: list[ast.stmt], names: set[str], profile: Profile) -> dict[str, str]:
     """Class-body assignments to ``names``; ``if`` blocks become conditional texts."""
     out: dict[str, str] = {}
     for stmt in body:
@@ -120,31 +118,41 @@ def _call_name(node: ast.Call) -> str | None:
     return None
 
 
+def parse_source(source: str, filename: str = "<source>") -> ast.Module:
+    """``ast.parse`` with warnings silenced; :class:`SourceError` for invalid Python 3."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(source, filename=filename)
+    except (SyntaxError, ValueError, MemoryError, RecursionError) as e:
+        line = getattr(e, "lineno", None)
+        where = f" at line {line}" if line else ""
+        raise SourceError(f"not valid Python{where}: {getattr(e, 'msg', e)}") from None
+
+
 def parse_classes(
     source: str,
     profile: Profile,
     extra_attrs: tuple[str, ...] = (),
     calls: tuple[str, ...] = (),
     filename: str = "<source>",
+    tree: ast.Module | None = None,
 ) -> dict[str, ClassFacts]:
     """Facts for every class in ``source`` (nested classes as ``Outer.Inner``).
 
-    Raises :class:`SourceError` when the source is not valid Python 3.
+    ``tree`` is ``parse_source(source)`` when the caller has it already. Raises
+    :class:`SourceError` when the source is not valid Python 3.
     """
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(source, filename=filename)
-    except (SyntaxError, ValueError, MemoryError, RecursionError) as e:
-        line = getattr(e, "lineno", None)
-        where = f" at line {line}" if line else ""
-        raise SourceError(f"not valid Python{where}: {getattr(e, 'msg', e)}") from None
+    if tree is None:
+        tree = parse_source(source, filename)
     names = set(profile.family) | set(extra_attrs)
-    wanted_calls = set(calls)
+    # method bodies are walked for calls only when the file names the call at all
+    wanted_calls = {c for c in calls if c in source}
     out: dict[str, ClassFacts] = {}
 
     def visit(node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
+        # classes are statements: walk statement lists only, never expressions
+        for child in _child_statements(node):
             if isinstance(child, ast.ClassDef):
                 qual = f"{prefix}{child.name}"
                 facts = ClassFacts(
@@ -171,8 +179,28 @@ def parse_classes(
     return out
 
 
-def _method_facts(fn: ast.FunctionDef | ast.AsyncFunctionDef, facts: ClassFacts, wanted: set[str]) -> None:
-    body = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+_STMT_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _child_statements(node: ast.AST) -> list[ast.AST]:
+    out: list[ast.AST] = []
+    for name in _STMT_FIELDS:
+        value = getattr(node, name, None)
+        if isinstance(value, list):
+            out.extend(
+                v
+                for v in value
+                if isinstance(v, ast.stmt | ast.excepthandler) or type(v).__name__ == "match_case"
+            )
+    return out
+
+
+def _method_facts(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef, facts: ClassFacts, wanted: set[str]
+) -> None:
+    body = [
+        s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+    ]
     if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
         val = body[0].value
         if isinstance(val, ast.Constant) and isinstance(val.value, str):
@@ -202,11 +230,7 @@ def _method_facts(fn: ast.FunctionDef | ast.AsyncFunctionDef, facts: ClassFacts,
 def mentioned_classes(source: str, profile: Profile) -> dict[str, ClassFacts]:
     """Classes of ``source`` that declare a family attribute or override a watched method."""
     classes = parse_classes(source, profile)
-    return {
-        k: v
-        for k, v in classes.items()
-        if v.values or (v.methods & set(profile.methods))
-    }
+    return {k: v for k, v in classes.items() if v.values or (v.methods & set(profile.methods))}
 
 
 def direction_of(before: str | None, after: str | None, profile: Profile) -> str:
@@ -261,13 +285,13 @@ def diff_declarations(
             gone, new = [], []
         for attr in sorted(set(bvals) | set(avals)):
             if attr in gone or attr in new or (attr in bvals and attr in avals):
-                bv, av = bvals.get(attr), avals.get(attr)
-                if bv == av:
+                bo, ao = bvals.get(attr), avals.get(attr)
+                if bo == ao:
                     continue
-                direction = direction_of(bv, av, profile)
+                direction = direction_of(bo, ao, profile)
                 if direction == "unchanged":
                     direction = "changed"
-                out.append(SymbolChange(path, cls, attr, bv, av, direction))
+                out.append(SymbolChange(path, cls, attr, bo, ao, direction))
         bm = (b.methods if b else set()) & methods
         am = (a.methods if a else set()) & methods
         for m in sorted(am - bm):

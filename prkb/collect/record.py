@@ -148,7 +148,9 @@ def normalize_record(obj: Any) -> dict[str, Any]:
                 "additions": _int(f.get("additions"), f"files[{i}].additions", default=0),
                 "deletions": _int(f.get("deletions"), f"files[{i}].deletions", default=0),
                 "patch": _s(f.get("patch"), f"files[{i}].patch", maxlen=20_000_000),
-                "previous_filename": _s(f.get("previous_filename"), f"files[{i}].previous_filename"),
+                "previous_filename": _s(
+                    f.get("previous_filename"), f"files[{i}].previous_filename"
+                ),
             }
         )
     for i, r in enumerate(_list(rec.get("reviews"), "reviews")):
@@ -189,7 +191,14 @@ def normalize_record(obj: Any) -> dict[str, Any]:
             clean["repo"] = _s(ext.get("repo"), "prkb.repo", maxlen=200)
         if "parent" in ext:
             clean["parent"] = _s(ext.get("parent"), "prkb.parent", maxlen=64)
-        for key in ("symbol_changes", "findings", "builder_levels", "notes", "relations", "lineage"):
+        for key in (
+            "symbol_changes",
+            "findings",
+            "builder_levels",
+            "notes",
+            "relations",
+            "lineage",
+        ):
             if key in ext:
                 items = _list(ext.get(key), f"prkb.{key}")
                 for j, it in enumerate(items):

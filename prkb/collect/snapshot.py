@@ -92,7 +92,9 @@ def _ident(obj: Any) -> str:
     return ""
 
 
-def export_records(store: Store, *, trim: bool = False, profile: Profile | None = None) -> Iterator[dict[str, Any]]:
+def export_records(
+    store: Store, *, trim: bool = False, profile: Profile | None = None
+) -> Iterator[dict[str, Any]]:
     rows = store.conn.execute(
         "SELECT * FROM prs ORDER BY repo, COALESCE(number, 0), ref"
     ).fetchall()
@@ -105,7 +107,9 @@ def export_records(store: Store, *, trim: bool = False, profile: Profile | None 
         yield rec
 
 
-def export_jsonl(store: Store, out: TextIO, *, trim: bool = False, profile: Profile | None = None) -> int:
+def export_jsonl(
+    store: Store, out: TextIO, *, trim: bool = False, profile: Profile | None = None
+) -> int:
     n = 0
     for rec in export_records(store, trim=trim, profile=profile):
         out.write(json.dumps(rec, sort_keys=True, ensure_ascii=False) + "\n")

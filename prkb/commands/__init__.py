@@ -6,13 +6,13 @@ import argparse
 from typing import Any
 
 COMMAND_MODULES = [
-    "kbcmds",      # demo, import, export, list, show, report
-    "gitcmds",     # collect git, audit
-    "graphcmds",   # graph, timeline, lineage
+    "kbcmds",  # demo, import, export, list, show, report
+    "gitcmds",  # collect git, audit
+    "graphcmds",  # graph, timeline, lineage
     "matrixcmds",  # matrix, docs-drift
     "githubcmds",  # collect github
     "digestcmds",  # digest (weekly email, exactly once)
-    "sitecmds",    # site build, site serve
+    "sitecmds",  # site build, site serve
     "reportcmds",  # report
 ]
 

@@ -21,13 +21,16 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
             "spelling (git's own pickaxe), parses the changed files before and after with ast, "
             "records per-class declaration changes, runs the consistency audit at each commit, "
             "and stores one record per PR (from the '(#N)' subject) or per commit. Incremental: "
-            "a second run only looks at new commits. Reads git objects only, so a bare mirror works."
+            "a second run only looks at new commits. Reads git objects only, so a bare mirror "
+            "works."
         ),
     )
     p.add_argument("path", help="path of the git repository (work tree or bare)")
     p.add_argument("--branch", default=None, help="branch to mine (default: the profile's, main)")
     p.add_argument("--since", metavar="REV", default=None, help="only commits after REV")
-    p.add_argument("--repo", default=None, help="owner/name to file records under (default: the profile's)")
+    p.add_argument(
+        "--repo", default=None, help="owner/name to file records under (default: the profile's)"
+    )
     p.add_argument("--no-audit", action="store_true", help="skip the consistency audit per commit")
     p.add_argument("--json", action="store_true", help="print the run's counts as JSON")
     p.set_defaults(func=cmd_collect_git)
@@ -39,7 +42,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         description=(
             "Resolves metadata builder hierarchies at REV and reports each builder whose effective "
             "level is UNIFORM_BATCH or ALWAYS while its decode threshold cannot grow under "
-            "speculative decoding (rule cg-uniform-without-spec-decode). Exit code 1 when there are "
+            "speculative decoding (rule cg-uniform-without-spec-decode). Exit code 1 when there "
+            "are "
             "findings, 0 when none."
         ),
     )

@@ -24,7 +24,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
             "two seed PRs into a folder under the current directory. Needs no network."
         ),
     )
-    p.add_argument("-o", "--out", default="prkb-demo", help="folder for the reports (default: prkb-demo)")
+    p.add_argument(
+        "-o", "--out", default="prkb-demo", help="folder for the reports (default: prkb-demo)"
+    )
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser(
@@ -177,11 +179,17 @@ def cmd_show(args: argparse.Namespace) -> int:
         return 0
     title = f"#{facts['number']}" if facts["number"] else facts["ref"]
     print(safe_term(f"{title} {facts['title']}"))
-    print(f"  state: {facts['state']}  merged: {facts['merged_at'] or '-'}  author: "
-          f"{safe_term(facts['author'] or '-')}")
+    print(
+        f"  state: {facts['state']}  merged: {facts['merged_at'] or '-'}  author: "
+        f"{safe_term(facts['author'] or '-')}"
+    )
     for c in facts["symbol_changes"]:
-        print(safe_term(f"  {c['file']}: {c['class']}.{c['attr']} {c['before']} -> {c['after']} "
-                        f"({c['direction']})"))
+        print(
+            safe_term(
+                f"  {c['file']}: {c['class']}.{c['attr']} {c['before']} -> {c['after']} "
+                f"({c['direction']})"
+            )
+        )
     if facts["risk_tags"]:
         print("  risk: " + ", ".join(t["en"] for t in facts["risk_tags"]))
     for fd in facts["findings"]:

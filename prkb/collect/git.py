@@ -1,0 +1,627 @@
+"""The git collector: mine a local clone (bare or not) for changes to the symbol family.
+
+Pipeline per run:
+1. ``git log -G`` (git's own pickaxe, with a whole-identifier regex) over the new range of the
+   branch's first-parent history, restricted to ``*.py``: the hits. Nothing else is walked.
+2. For each hit not mined before, oldest first: the changed files (``diff-tree --raw``), the
+   blobs before and after (one ``cat-file --batch`` process), per-class declarations via
+   ``ast``, the patch of the files that mention the family, blame of the removed lines on
+   the parent (line lineage), and the consistency audit at the commit and at its parent.
+3. One record per PR (``(#N)`` subject) or per commit, ingested in one transaction together
+   with its ``mined_commits`` row; the branch tip is remembered when the run completes.
+
+Objects missing from the repository are skipped with one warning naming them.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..analyze.symbols import SourceError, diff_declarations, parse_classes
+from ..errors import PrkbError
+from ..gitobj import GitError, GitRepo, TreeEntry
+from ..kb import ingest
+from ..models import SymbolChange
+from ..profile import Profile
+from ..progress import bar
+from ..store import Store
+
+_SUBJECT_PR = re.compile(r"^(?P<title>.*?)\s*\(#(?P<n>\d+)\)\s*$")
+_MERGE_PR = re.compile(r"^Merge pull request #(?P<n>\d+) from (?P<branch>\S+)")
+_REVERTS = re.compile(r"This reverts commit ([0-9a-f]{7,40})")
+_STATUS = {
+    "A": "added",
+    "M": "modified",
+    "D": "removed",
+    "R": "renamed",
+    "C": "copied",
+    "T": "changed",
+}
+SEP = "\x1e"
+
+
+@dataclass
+class GitCollectStats:
+    repo: str
+    branch: str
+    tip: str
+    range: str
+    hits: int = 0
+    mined: int = 0
+    already: int = 0
+    new: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    older: int = 0
+    with_changes: int = 0
+    findings: int = 0
+    warnings: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    up_to_date: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items()}
+
+    def summary(self) -> str:
+        if self.up_to_date:
+            return f"{self.repo} {self.branch} at {self.tip[:12]}: nothing new since the last run"
+        return (
+            f"{self.repo} {self.branch} ({self.range}): {self.hits} commits touch the symbol "
+            f"family, {self.mined} mined now ({self.already} already mined), {self.new} new and "
+            f"{self.updated} updated records, {self.with_changes} with declaration changes, "
+            f"{self.findings} new audit findings, {len(self.warnings)} warnings, "
+            f"{self.seconds:.1f}s"
+        )
+
+
+@dataclass
+class CommitMeta:
+    sha: str
+    parents: list[str]
+    author: str
+    author_date: str
+    commit_date: str
+    subject: str
+    body: str
+
+
+def pickaxe(
+    git: GitRepo, rng: list[str], profile: Profile, warn: Callable[[str], None]
+) -> Iterator[tuple[str, list[str]]]:
+    """Hit commits, newest first, each with the files whose diff matched, as git finds them.
+
+    Streaming lets the caller mine a hit on one core while git searches on the other. When git
+    cannot read an object it stops; the rest of the range is then scanned commit by commit so
+    that only the unreadable commit is skipped.
+    """
+    regex = profile.git_pickaxe_regex()
+    glob = profile.raw["profile"].get("python_glob", "*.py")
+    proc = git.popen(
+        [
+            "log",
+            "--first-parent",
+            "--diff-merges=first-parent",
+            "--name-only",
+            "-z",
+            "--format=%x01%H",
+            f"-G{regex}",
+            *rng,
+            "--",
+            glob,
+        ]
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    seen: set[str] = set()
+    buf = b""
+    try:
+        while True:
+            chunk = proc.stdout.read1(65536)  # type: ignore[attr-defined]
+            if not chunk:
+                break
+            buf += chunk
+            *blocks, buf = buf.split(b"\x01")
+            for hit in _parse_name_only(b"\x01".join(blocks).decode("utf-8", "replace")):
+                seen.add(hit[0])
+                yield hit
+        for hit in _parse_name_only(buf.decode("utf-8", "replace")):
+            seen.add(hit[0])
+            yield hit
+        err = proc.stderr.read().decode("utf-8", "replace")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+    if proc.returncode == 0:
+        return
+    warn(f"git log -G stopped ({_last(err)}); scanning the rest commit by commit")
+    for sha in git.git("rev-list", "--first-parent", *rng).split():
+        if sha in seen:
+            continue
+        r = git._run(
+            [
+                "diff-tree",
+                "--no-commit-id",
+                "--name-only",
+                "-z",
+                "-r",
+                "-m",
+                "--first-parent",
+                f"-G{regex}",
+                sha,
+                "--",
+                glob,
+            ],
+            check=False,
+        )
+        if r.returncode != 0:
+            warn(f"commit {sha[:12]}: cannot diff it ({_last(r.stderr)}); skipped")
+            continue
+        files = [f for f in r.stdout.split("\0") if f.strip()]
+        if files:
+            yield sha, files
+
+
+def _parse_name_only(out: str) -> list[tuple[str, list[str]]]:
+    hits: list[tuple[str, list[str]]] = []
+    for block in out.split("\x01"):
+        if not block.strip("\0\n"):
+            continue
+        head, _, rest = block.partition("\n")
+        files = [f.strip("\n") for f in rest.split("\0") if f.strip("\n")]
+        hits.append((head.strip("\0").strip(), files))
+    return hits
+
+
+def _last(text: str) -> str:
+    lines = text.strip().splitlines()
+    return lines[-1] if lines else "unknown error"
+
+
+def commit_meta(git: GitRepo, sha: str) -> CommitMeta:
+    out = git.git("show", "-s", f"--format=%H{SEP}%P{SEP}%an{SEP}%aI{SEP}%cI{SEP}%s{SEP}%b", sha)
+    parts = out.split(SEP)
+    return CommitMeta(
+        sha=parts[0].strip(),
+        parents=parts[1].split(),
+        author=parts[2],
+        author_date=parts[3],
+        commit_date=parts[4],
+        subject=parts[5],
+        body=parts[6].strip() if len(parts) > 6 else "",
+    )
+
+
+@dataclass
+class RawChange:
+    status: str
+    old_sha: str
+    new_sha: str
+    path: str
+    old_path: str | None
+
+
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+
+def changed_files(
+    git: GitRepo, parent: str | None, sha: str
+) -> tuple[list[RawChange], dict[str, tuple[int, int]] | None]:
+    """The commit's changed files (raw: blob ids, status) and line counts when readable.
+
+    One ``diff-tree`` gives both; when an object is missing the counts are None and the
+    listing comes from ``--raw`` alone (which needs no blob contents).
+    """
+    base = parent or EMPTY_TREE
+    r = git._run(
+        [
+            "diff-tree",
+            "-r",
+            "-z",
+            "--raw",
+            "--numstat",
+            "-M",
+            "--no-commit-id",
+            "--no-abbrev",
+            base,
+            sha,
+        ],
+        check=False,
+    )
+    counts: dict[str, tuple[int, int]] | None = {}
+    if r.returncode != 0:
+        counts = None
+        r = git._run(
+            ["diff-tree", "-r", "-z", "--raw", "-M", "--no-commit-id", "--no-abbrev", base, sha]
+        )
+    items = r.stdout.split("\0")
+    changes: list[RawChange] = []
+    i = 0
+    while i < len(items):
+        meta = items[i]
+        if meta.startswith(":"):
+            fields = meta[1:].split()
+            status = fields[4][0]
+            if status in "RC":
+                old_path, path = items[i + 1], items[i + 2]
+                i += 3
+            else:
+                old_path, path = None, items[i + 1]
+                i += 2
+            changes.append(RawChange(status, fields[2], fields[3], path, old_path))
+            continue
+        parts = meta.split("\t")
+        if counts is not None and len(parts) == 3:
+            if parts[2] == "":  # a rename: old and new path follow
+                path = items[i + 2] if i + 2 < len(items) else ""
+                i += 3
+            else:
+                path = parts[2]
+                i += 1
+            add = int(parts[0]) if parts[0].isdigit() else 0
+            dele = int(parts[1]) if parts[1].isdigit() else 0
+            counts[path] = (add, dele)
+            continue
+        i += 1
+    return changes, counts
+
+
+def file_patch(git: GitRepo, parent: str | None, sha: str, paths: list[str]) -> dict[str, str]:
+    """Unified patches (GitHub's ``patch`` shape: hunks only) of the given paths."""
+    if not paths:
+        return {}
+    base = parent or EMPTY_TREE
+    r = git._run(
+        ["diff-tree", "-p", "-M", "--no-commit-id", "--no-color", base, sha, "--", *paths],
+        check=False,
+    )
+    if r.returncode != 0:
+        return {}
+    patches: dict[str, str] = {}
+    current: str | None = None
+    buf: list[str] = []
+    for line in r.stdout.split("\n"):
+        if line.startswith("diff --git "):
+            if current is not None:
+                patches[current] = "\n".join(buf).rstrip("\n")
+            current, buf = None, []
+            continue
+        if line.startswith("+++ "):
+            name = line[4:]
+            current = name[2:] if name.startswith("b/") else name
+            continue
+        if line.startswith("--- ") and not buf:
+            if current is None and line[4:] != "/dev/null":
+                current = line[6:] if line[4:].startswith("a/") else line[4:]
+            continue
+        if line.startswith("@@") or buf:
+            if line.startswith(("index ", "similarity ", "rename ", "new file", "deleted file")):
+                continue
+            buf.append(line)
+    if current is not None:
+        patches[current] = "\n".join(buf).rstrip("\n")
+    return patches
+
+
+def removed_lines(patch: str, profile: Profile) -> list[int]:
+    """Old-side line numbers of removed lines that mention the family or its methods."""
+    lines: list[int] = []
+    old = 0
+    for line in patch.split("\n"):
+        if line.startswith("@@"):
+            m = re.match(r"@@ -(\d+)(?:,\d+)? \+", line)
+            old = int(m.group(1)) if m else 0
+            continue
+        if line.startswith("-"):
+            if profile.watch_regex.search(line[1:]):
+                lines.append(old)
+            old += 1
+        elif line.startswith("+") or line.startswith("\\"):
+            continue
+        else:
+            old += 1
+    return lines
+
+
+def blame_lineage(git: GitRepo, parent: str, path: str, lines: list[int]) -> list[dict[str, Any]]:
+    if not lines:
+        return []
+    args = ["blame", "--porcelain"]
+    for ln in lines:
+        args += ["-L", f"{ln},{ln}"]
+    r = git._run([*args, parent, "--", path], check=False)
+    if r.returncode != 0:
+        return []
+    counts: dict[str, int] = {}
+    for line in r.stdout.split("\n"):
+        m = re.match(r"^([0-9a-f]{40}) \d+ \d+", line)
+        if m:
+            counts[m.group(1)] = counts.get(m.group(1), 0) + 1
+    return [{"file": path, "commit": c, "lines": n} for c, n in sorted(counts.items())]
+
+
+def _parse(
+    git: GitRepo, sha: str, path: str, profile: Profile, warn: Callable[[str], None], label: str
+) -> tuple[str | None, dict[str, Any] | None, bool]:
+    """(text, classes, readable). Missing objects and bad sources are warned once and skipped."""
+    if not sha or set(sha) == {"0"}:
+        return None, None, True
+    text = git.read_text(sha)
+    if text is None:
+        warn(f"{label}: {path}: object {sha[:12]} is missing from the repository; file skipped")
+        return None, None, False
+    if not profile.declaration_regex.search(text):
+        return text, {}, True  # mentions at most: no declaration to read
+    try:
+        return text, parse_classes(text, profile, filename=path), True
+    except SourceError as e:
+        warn(f"{label}: {path}: {e}; file skipped")
+        return text, None, False
+
+
+def collect_git(
+    store: Store,
+    path: str,
+    profile: Profile,
+    *,
+    branch: str | None = None,
+    since: str | None = None,
+    repo: str | None = None,
+    audit: bool = True,
+    quiet: bool = False,
+    warn: Callable[[str], None] = print,
+    lineage: bool = True,
+) -> GitCollectStats:
+    t0 = time.perf_counter()
+    branch = branch or profile.branch
+    repo_name = repo or profile.repo
+    with GitRepo(path) as git:
+        tip = git.resolve_branch(branch)
+        scope = f"{repo_name}:{branch}"
+        last = store.get_state("git", scope, "tip")
+        stats = GitCollectStats(repo_name, branch, tip, "")
+        if git.is_shallow():
+            warn(f"{path} is a shallow clone: history before its boundary is not mined")
+        if since:
+            base: str | None = git.resolve(since, "revision for --since")
+        elif last == tip:
+            stats.up_to_date = True
+            stats.range = f"{tip[:12]}"
+            stats.seconds = time.perf_counter() - t0
+            return stats
+        elif last and git.is_ancestor(last, tip):
+            base = last
+        else:
+            base = None
+        rng = [f"{base}..{tip}"] if base else [tip]
+        stats.range = f"{base[:12]}..{tip[:12]}" if base else f"all to {tip[:12]}"
+        mined = {
+            r[0]
+            for r in store.conn.execute("SELECT sha FROM mined_commits WHERE repo=?", (repo_name,))
+        }
+        auditor = _Auditor(git, profile, warn) if audit else None
+        with bar("collect git", total=None, quiet=quiet) as b:
+            for sha, files in pickaxe(git, rng, profile, warn):
+                stats.hits += 1
+                if sha in mined:
+                    stats.already += 1
+                    continue
+                b.note(sha[:10])
+                _mine_commit(
+                    store, git, sha, set(files), profile, repo_name, stats, warn, auditor, lineage
+                )
+                b.advance()
+        with store.transaction():
+            store.set_state("git", scope, "tip", tip)
+    _post_collect(store, profile)
+    stats.seconds = time.perf_counter() - t0
+    return stats
+
+
+class _Auditor:
+    """Runs the consistency audit at a commit and at its parent, sharing parsed files.
+
+    The parent is audited on the commit's own tree listing with the commit's changes undone,
+    so it costs no second ``ls-tree`` and parses only the files the commit changed.
+    """
+
+    def __init__(self, git: GitRepo, profile: Profile, warn: Callable[[str], None]) -> None:
+        self.git = git
+        self.profile = profile
+        self.warn = warn
+        from ..analyze import audit as mod
+
+        self.mod = mod
+        self.cache = mod.AuditCache()
+        self.scan = tuple(str(p) for p in profile.audit.get("scan_paths", []))
+
+    def run_pair(self, sha: str, parent: str | None, raw: list[RawChange]) -> tuple[Any, Any]:
+        entries = self.mod.scan_entries(self.git, sha, self.profile)
+        now = self.mod.audit_revision(
+            self.git, sha, self.profile, warn=self.warn, cache=self.cache, entries=entries
+        )
+        if parent is None:
+            return now, None
+        before = self.mod.audit_revision(
+            self.git,
+            parent,
+            self.profile,
+            warn=self.warn,
+            cache=self.cache,
+            entries=self._undo(entries, raw),
+        )
+        return now, before
+
+    def _in_scan(self, path: str) -> bool:
+        return not self.scan or any(path.startswith(p) for p in self.scan)
+
+    def _undo(self, entries: list[TreeEntry], raw: list[RawChange]) -> list[TreeEntry]:
+        by_path = {e.path: e for e in entries}
+        for rc in raw:
+            if rc.status in "AR":
+                by_path.pop(rc.path, None)
+            if rc.status in "DMT":
+                if self._in_scan(rc.path):
+                    by_path[rc.path] = TreeEntry("100644", "blob", rc.old_sha, rc.path)
+            elif rc.status in "RC" and rc.old_path and self._in_scan(rc.old_path):
+                by_path[rc.old_path] = TreeEntry("100644", "blob", rc.old_sha, rc.old_path)
+        return [by_path[p] for p in sorted(by_path)]
+
+
+def _mine_commit(
+    store: Store,
+    git: GitRepo,
+    sha: str,
+    matched: set[str],
+    profile: Profile,
+    repo_name: str,
+    stats: GitCollectStats,
+    warn: Callable[[str], None],
+    auditor: _Auditor | None,
+    lineage: bool,
+) -> None:
+    def _warn(msg: str) -> None:
+        stats.warnings.append(msg)
+        warn(msg)
+
+    meta = commit_meta(git, sha)
+    parent = meta.parents[0] if meta.parents else None
+    label = f"commit {sha[:12]}"
+    number, title = _pr_number(meta)
+    try:
+        raw, counts = changed_files(git, parent, sha)
+    except GitError as e:
+        _warn(f"{label}: cannot list its files ({e}); skipped")
+        return
+    notes: list[str] = []
+    if counts is None:
+        notes.append("line counts unavailable: an object of this commit is missing")
+    changes: list[SymbolChange] = []
+    watched: list[str] = []
+    for rc in raw:
+        if rc.path not in matched and (rc.old_path or "") not in matched:
+            continue  # the pickaxe saw no family line change in this file
+        old_path = rc.old_path or rc.path
+        _, before, ok_b = _parse(git, rc.old_sha, old_path, profile, _warn, label)
+        _, after, ok_a = _parse(git, rc.new_sha, rc.path, profile, _warn, label)
+        watched.append(rc.path)
+        if not (ok_a and ok_b):
+            notes.append(f"{rc.path}: not analysed (object missing or unreadable)")
+            continue
+        if before or after:
+            changes.extend(diff_declarations(rc.path, before, after, profile))
+    patches = file_patch(git, parent, sha, watched)
+    lineage_rows: list[dict[str, Any]] = []
+    if lineage and parent:
+        for p in watched:
+            lines = removed_lines(patches.get(p, ""), profile)
+            src = next((r.old_path or r.path for r in raw if r.path == p), p)
+            lineage_rows.extend(blame_lineage(git, parent, src, lines))
+    findings: list[dict[str, Any]] = []
+    levels: list[dict[str, Any]] = []
+    if auditor is not None:
+        try:
+            now, before_res = auditor.run_pair(sha, parent, raw)
+        except PrkbError as e:
+            _warn(f"{label}: audit failed ({e})")
+        else:
+            old = {
+                (f.rule, f.file, f.class_name) for f in (before_res.findings if before_res else [])
+            }
+            for f in now.findings:
+                if (f.rule, f.file, f.class_name) not in old:
+                    findings.append({**f.to_json(), "commit": sha})
+            if hasattr(auditor.mod, "builder_levels_rows"):
+                levels = auditor.mod.builder_levels_rows(now)
+    files = []
+    for rc in raw:
+        add, dele = (counts or {}).get(rc.path, (0, 0))
+        files.append(
+            {
+                "filename": rc.path,
+                "status": _STATUS.get(rc.status, "modified"),
+                "additions": add,
+                "deletions": dele,
+                "patch": patches.get(rc.path),
+                "previous_filename": rc.old_path,
+            }
+        )
+    body = None
+    m = _REVERTS.search(meta.body)
+    if m:
+        body = f"This reverts commit {m.group(1)}."
+    ref_taken = False
+    if number is not None:
+        row = store.conn.execute(
+            "SELECT merge_commit_sha FROM prs WHERE repo=? AND ref=?", (repo_name, str(number))
+        ).fetchone()
+        ref_taken = row is not None and row[0] not in (None, sha)
+        if ref_taken:
+            notes.append(f"PR #{number} already has commit {str(row[0])[:12]}; kept under its sha")
+    record: dict[str, Any] = {
+        "number": None if ref_taken else number,
+        "title": title,
+        "body": body,
+        "state": "merged",
+        "created_at": meta.author_date,
+        "updated_at": meta.commit_date,
+        "closed_at": meta.commit_date,
+        "merged_at": meta.commit_date,
+        "merge_commit_sha": sha,
+        "html_url": (
+            f"https://github.com/{repo_name}/pull/{number}"
+            if number is not None and not ref_taken
+            else f"https://github.com/{repo_name}/commit/{sha}"
+        ),
+        "user": {"login": meta.author},
+        "labels": [],
+        "base": None,
+        "files": files,
+        "reviews": [],
+        "comments": [],
+        "review_comments": [],
+        "source": "git",
+        "prkb": {
+            "repo": repo_name,
+            "parent": parent,
+            "symbol_changes": [c.to_json() for c in changes],
+            "findings": findings,
+            "builder_levels": levels,
+            "lineage": lineage_rows,
+            "notes": notes,
+        },
+    }
+    pr_ref = str(number) if number is not None and not ref_taken else f"sha:{sha}"
+
+    def mark(conn: Any) -> None:
+        conn.execute(
+            "INSERT OR REPLACE INTO mined_commits(repo, sha, pr_ref) VALUES (?,?,?)",
+            (repo_name, sha, pr_ref),
+        )
+
+    res = ingest(store, record, profile, on_write=mark)
+    stats.mined += 1
+    setattr(stats, res.outcome, getattr(stats, res.outcome, 0) + 1)
+    if changes:
+        stats.with_changes += 1
+    stats.findings += len(findings)
+
+
+def _pr_number(meta: CommitMeta) -> tuple[int | None, str]:
+    m = _SUBJECT_PR.match(meta.subject)
+    if m:
+        return int(m.group("n")), m.group("title")
+    m = _MERGE_PR.match(meta.subject)
+    if m:
+        title = meta.body.strip().splitlines()[0] if meta.body.strip() else meta.subject
+        return int(m.group("n")), title
+    return None, meta.subject
+
+
+def _post_collect(store: Store, profile: Profile) -> None:
+    from ..graph import build_relations
+
+    build_relations(store, profile)
