@@ -357,3 +357,28 @@ def test_search_index_has_both_languages(tmp_path: Path) -> None:
     assert set(entry["languages"]) == {"zh-cn", "en"}
     assert entry["languages"]["en"]["page_count"] == stats.search_pages // 2
     assert stats.search_reindexed
+
+
+def test_every_site_message_has_a_chinese_translation(built: tuple[Path, Any]) -> None:
+    from babel.messages.pofile import read_po
+    from jinja2.ext import babel_extract
+
+    from prkb.paths import templates_dir
+    from prkb.render.i18n import catalog_path
+
+    ids: set[str] = set()
+    for path in sorted((templates_dir() / "site").glob("*.html")):
+        with path.open("rb") as fh:
+            for _line, _func, msg, _c in babel_extract(
+                fh, ["_", "gettext"], [], {"extensions": "jinja2.ext.i18n"}
+            ):
+                ids.update(m for m in (msg if isinstance(msg, tuple) else (msg,)) if m)
+    assert len(ids) > 40
+    with catalog_path("zh").open("rb") as fh:
+        zh = read_po(fh)
+    missing = sorted(i for i in ids if not (zh.get(i) and zh.get(i).string))
+    assert not missing, f"add to {catalog_path('zh')}: {missing}"
+    site, _ = built
+    for p in ("matrix.html", "index.html", "audit.html"):
+        assert zh.get("Support matrix").string in (site / "zh" / p).read_text()
+        assert "Support matrix" in (site / "en" / p).read_text()

@@ -23,27 +23,20 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import jinja2
-
 from .. import __version__
-from ..errors import InputError, PrkbError
+from ..errors import InputError
 from ..paths import project_root, templates_dir
 from ..profile import Profile
 from ..store import Store, canonical_json
 from . import site_links
-from .feed import atom_feed, sitemap
-from .site_gather import SiteData, gather
-from .site_pages import LANG_CODES, Page, plan_pages, root_of
+from .feed import sitemap
+from .site_gather import gather
+from .site_pages import Page, plan_pages
+from .site_render import ASSETS, RenderJob, render_all
 
 MANIFEST = ".prkb-manifest.json"
 MANIFEST_VERSION = 1
-ASSETS = "assets"
 LANGS = ("zh", "en")
-CSP = (
-    "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; "
-    "img-src 'self' data:; connect-src 'self'; font-src 'self'; object-src 'none'; "
-    "base-uri 'none'; form-action 'self'"
-)
 _BASE_URL = re.compile(r"^https?://[^\s\"'<>]+$")
 
 
@@ -165,32 +158,30 @@ def build_site(
             salt = hashlib.sha256(f"{salt}|{report_html.__qualname__}".encode()).hexdigest()
         new_manifest: dict[str, Any] = {"version": MANIFEST_VERSION, "salt": salt, "pages": {}}
         links: dict[str, list[str]] = {}
-        written: set[str] = set()
-        envs: dict[str, jinja2.Environment] = {}
-        search_changed = False
         for d in {str(Path(p.path).parent) for p in pages}:
             (tmp / d).mkdir(parents=True, exist_ok=True)
-        for page in pages:
+        todo: list[int] = []
+        valid = old.get("salt") == salt
+        for i, page in enumerate(pages):
             digest = _page_hash(salt, page)
-            prev = old["pages"].get(page.path) if old.get("salt") == salt else None
-            target = tmp / page.path
-            if prev is not None and prev.get("h") == digest and _reuse(out / page.path, target):
+            prev = old["pages"].get(page.path) if valid else None
+            new_manifest["pages"][page.path] = {"h": digest, "l": []}
+            if prev is not None and prev.get("h") == digest and _reuse(
+                out / page.path, tmp / page.path
+            ):
                 stats.reused += 1
-                page_links = list(prev.get("l", []))
+                links[page.path] = new_manifest["pages"][page.path]["l"] = list(prev.get("l", []))
+                if on_page is not None:
+                    on_page()
             else:
-                body = _render(page, data, langs, base_url, envs)
-                target.write_bytes(body)
-                stats.rendered += 1
-                search_changed = search_changed or page.search
-                page_links = (
-                    site_links.internal_links(page.path, body.decode("utf-8"))
-                    if page.kind == "html" else []
-                )
-            new_manifest["pages"][page.path] = {"h": digest, "l": page_links}
-            links[page.path] = page_links
-            written.add(page.path)
-            if on_page is not None:
-                on_page()
+                todo.append(i)
+        job = RenderJob(pages, store, langs, base_url, tmp)
+        for i, page_links in render_all(job, todo, on_done=_advance(on_page)).items():
+            path = pages[i].path
+            links[path] = new_manifest["pages"][path]["l"] = page_links
+        stats.rendered = len(todo)
+        search_changed = any(pages[i].search for i in todo)
+        written = {p.path for p in pages}
         stats.pages = len(pages)
         t2 = time.perf_counter()
         stats.seconds["render"] = t2 - t1
@@ -284,52 +275,16 @@ def _reuse(src: Path, dst: Path) -> bool:
     return True
 
 
-def _env(lang: str, envs: dict[str, jinja2.Environment]) -> jinja2.Environment:
-    if lang not in envs:
-        from ..render.i18n import jinja_env
+def _advance(on_page: Callable[[], None] | None) -> Callable[[int], None] | None:
+    if on_page is None:
+        return None
+    hook = on_page
 
-        env = jinja_env(lang)
-        if not env.autoescape or not env.autoescape("site/x.html"):  # type: ignore[operator]
-            raise PrkbError("the template environment must autoescape HTML")
-        envs[lang] = env
-    return envs[lang]
+    def advance(n: int) -> None:
+        for _ in range(n):
+            hook()
 
-
-def _render(
-    page: Page,
-    data: SiteData,
-    langs: list[str],
-    base_url: str | None,
-    envs: dict[str, jinja2.Environment],
-) -> bytes:
-    ctx = page.context()
-    if page.kind == "json":
-        return json.dumps(ctx, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    if page.kind == "feed":
-        lang = ctx["lang"]
-        return atom_feed(ctx["items"], lang=lang, base_url=base_url, feed_path=page.path)
-    lang = page.lang or ("en" if "en" in langs else langs[0])
-    env = _env(lang, envs)
-    root = root_of(page.path)
-    rest = page.path.split("/", 1)[1] if page.lang else "index.html"
-    switch = [
-        {"lang": other, "code": LANG_CODES[other], "href": f"{root}{other}/{rest}",
-         "current": other == page.lang}
-        for other in langs
-    ]
-    html = env.get_template(page.template).render(
-        {**ctx, "langs": langs},
-        page_path=page.path,
-        root=root,
-        here="../" * (page.path.count("/") - 1) if page.lang else f"{lang}/",
-        assets=f"{root}{ASSETS}/",
-        lang_code=LANG_CODES[lang],
-        page_lang=page.lang,
-        switch=switch,
-        csp=CSP,
-        search_page=page.search,
-    )
-    return html.encode("utf-8")
+    return advance
 
 
 def _copy_assets(tmp: Path) -> set[str]:

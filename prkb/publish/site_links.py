@@ -9,8 +9,10 @@ from html import unescape
 
 from ..errors import PrkbError
 
-_TAG = re.compile(r"<[A-Za-z][^<>]*>")
-_ATTR = re.compile(r"""\s(?:href|src)\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.IGNORECASE)
+# href/src attributes inside tags (text cannot hold "<": it is escaped), either quote style
+_ATTR = re.compile(
+    r"""<[A-Za-z][^<>]*?\s(?:href|src)\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.IGNORECASE
+)
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
 
@@ -26,7 +28,7 @@ def internal_links(page_path: str, html: str) -> list[str]:
     """
     out: set[str] = set()
     base = posixpath.dirname(page_path)
-    for m in (a for tag in _TAG.finditer(html) for a in _ATTR.finditer(tag.group(0))):
+    for m in _ATTR.finditer(html):
         raw = unescape(m.group(1) if m.group(1) is not None else m.group(2) or "").strip()
         if not raw or raw.startswith("#"):
             continue

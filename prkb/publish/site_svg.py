@@ -89,7 +89,7 @@ def step_chart(
     runs: list[dict[str, Any]], levels: tuple[str, ...], *, height: float = 200.0
 ) -> dict[str, Any]:
     """A step chart of one builder's level over time: path, points, axes."""
-    left, right, top, bottom = 190.0, 20.0, 14.0, 30.0
+    left, right, top, bottom = 270.0, 50.0, 14.0, 30.0
     inner_w = WIDTH - left - right
     inner_h = height - top - bottom
     known = [t for r in runs if (t := ts(r["at"])) is not None]

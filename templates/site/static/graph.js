@@ -18,7 +18,7 @@
         color: colors[e.type] || "#5f6b7a" } });
     });
     const cy = cytoscape({
-      container: box, elements: elements, wheelSensitivity: 0.3, minZoom: 0.1, maxZoom: 4,
+      container: box, elements: elements, minZoom: 0.1, maxZoom: 4,
       style: [
         { selector: "node", style: { "label": "data(label)", "font-size": 11, "background-color": "#3f7fd6",
           "color": "#1d2430", "text-valign": "bottom", "text-margin-y": 3, "width": 18, "height": 18 } },

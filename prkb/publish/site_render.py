@@ -1,0 +1,160 @@
+"""Stage 3 of the site build: render pages to bytes and write them, on every core.
+
+Rendering is CPU-bound Python; creating files is slow on some file systems. So pages are
+rendered in forked worker processes (one per core, each with its own knowledge-base
+connection) and written by a small thread pool inside each worker, overlapping the two.
+Small jobs (an incremental build) are rendered in this process.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import jinja2
+from markupsafe import Markup
+
+from ..errors import PrkbError
+from ..store import Store
+from . import site_links
+from .feed import atom_feed
+from .site_pages import LANG_CODES, Page, root_of
+
+ASSETS = "assets"
+PARALLEL_MIN = 400  # pages; below this, forking costs more than it saves
+CSP = (
+    "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; "
+    "img-src 'self' data:; connect-src 'self'; font-src 'self'; object-src 'none'; "
+    "base-uri 'none'; form-action 'self'"
+)
+
+
+@dataclass
+class RenderJob:
+    pages: list[Page]
+    store: Store
+    langs: list[str]
+    base_url: str | None
+    tmp: Path
+    envs: dict[str, jinja2.Environment] = field(default_factory=dict)
+
+
+_JOB: RenderJob | None = None  # the job a forked worker renders (inherited, not pickled)
+
+
+def _env(lang: str, envs: dict[str, jinja2.Environment]) -> jinja2.Environment:
+    if lang not in envs:
+        from ..render.i18n import jinja_env, translations
+
+        env = jinja_env(lang)
+        if not env.autoescape or not env.autoescape("site/x.html"):  # type: ignore[operator]
+            raise PrkbError("the template environment must autoescape HTML")
+        catalog = translations(lang)
+
+        @lru_cache(maxsize=4096)
+        def gettext(msgid: str) -> Markup:
+            # what the i18n extension's newstyle gettext returns under autoescape, cached:
+            # catalog text is trusted; values are never interpolated into it
+            return Markup(catalog.gettext(msgid))
+
+        env.globals["gettext"] = gettext
+        envs[lang] = env
+    return envs[lang]
+
+
+def render_page(job: RenderJob, page: Page) -> bytes:
+    ctx = page.context()
+    if page.kind == "json":
+        return json.dumps(ctx, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    if page.kind == "feed":
+        return atom_feed(ctx["items"], lang=ctx["lang"], base_url=job.base_url,
+                         feed_path=page.path)
+    langs = job.langs
+    lang = page.lang or ("en" if "en" in langs else langs[0])
+    env = _env(lang, job.envs)
+    root = root_of(page.path)
+    rest = page.path.split("/", 1)[1] if page.lang else "index.html"
+    switch = [
+        {"lang": other, "code": LANG_CODES[other], "href": f"{root}{other}/{rest}",
+         "current": other == page.lang}
+        for other in langs
+    ]
+    html = env.get_template(page.template).render(
+        {**ctx, "langs": langs},
+        page_path=page.path,
+        root=root,
+        here="../" * (page.path.count("/") - 1) if page.lang else f"{lang}/",
+        assets=f"{root}{ASSETS}/",
+        lang_code=LANG_CODES[lang],
+        page_lang=page.lang,
+        switch=switch,
+        csp=CSP,
+    )
+    return html.encode("utf-8")
+
+
+def _render_some(job: RenderJob, indexes: list[int]) -> list[tuple[int, list[str]]]:
+    """Render and write pages; returns each page's internal links."""
+    out: list[tuple[int, list[str]]] = []
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        writes = []
+        for i in indexes:
+            page = job.pages[i]
+            body = render_page(job, page)
+            writes.append(pool.submit((job.tmp / page.path).write_bytes, body))
+            links = (site_links.internal_links(page.path, body.decode("utf-8"))
+                     if page.kind == "html" else [])
+            out.append((i, links))
+        for w in writes:
+            w.result()
+    return out
+
+
+def _worker_init() -> None:
+    assert _JOB is not None
+    # a fresh connection: a SQLite connection must not cross a fork
+    _JOB.store.conn = Store(_JOB.store.path).conn
+    _JOB.envs = {}
+
+
+def _worker(indexes: list[int]) -> list[tuple[int, list[str]]]:
+    assert _JOB is not None
+    return _render_some(_JOB, indexes)
+
+
+def render_all(
+    job: RenderJob, indexes: list[int], on_done: Callable[[int], None] | None = None
+) -> dict[int, list[str]]:
+    """Render the pages at ``indexes``; returns their links by index."""
+    global _JOB
+    workers = min(os.cpu_count() or 1, 4)
+    results: dict[int, list[str]] = {}
+    if len(indexes) < PARALLEL_MIN or workers < 2 or str(job.store.path) == ":memory:":
+        for chunk in _chunks(indexes, 64):
+            for i, links in _render_some(job, chunk):
+                results[i] = links
+            if on_done is not None:
+                on_done(len(chunk))
+        return results
+    _JOB = job
+    try:
+        ctx = multiprocessing.get_context("fork")
+        with ctx.Pool(workers, initializer=_worker_init) as pool:
+            for done in pool.imap_unordered(_worker, _chunks(indexes, 100)):
+                for i, links in done:
+                    results[i] = links
+                if on_done is not None:
+                    on_done(len(done))
+    finally:
+        _JOB = None
+    return results
+
+
+def _chunks(items: list[int], n: int) -> list[list[int]]:
+    return [items[i:i + n] for i in range(0, len(items), n)]
