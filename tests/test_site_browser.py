@@ -230,10 +230,10 @@ def test_screenshots_and_mobile_layout(browser: Any, base_url: str, tmp_path: Pa
     pg.goto(base_url + "en/index.html")
     width = pg.evaluate("document.documentElement.scrollWidth")
     assert width <= 390, f"home page scrolls sideways on a phone ({width}px)"
-    pg.screenshot(path=str(tmp_path / "home-mobile.png"), full_page=True)
+    shots = os.environ.get("PRKB_SITE_SHOTS")
+    pg.screenshot(path=f"{shots or tmp_path}/home-mobile.png")
     ctx.close()
     watch.check()
-    shots = os.environ.get("PRKB_SITE_SHOTS")
     if shots:  # PRKB_SITE_SHOTS=/some/dir keeps desktop screenshots to look at
         ctx = browser.new_context(viewport={"width": 1280, "height": 900})
         pg = ctx.new_page()
@@ -241,5 +241,4 @@ def test_screenshots_and_mobile_layout(browser: Any, base_url: str, tmp_path: Pa
             pg.goto(base_url + f"en/{name}.html")
             pg.wait_for_timeout(300)
             pg.screenshot(path=f"{shots}/{name.replace('/', '-')}.png", full_page=True)
-        pg.screenshot(path=f"{shots}/mobile.png")
         ctx.close()
