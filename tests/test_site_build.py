@@ -382,3 +382,24 @@ def test_every_site_message_has_a_chinese_translation(built: tuple[Path, Any]) -
     for p in ("matrix.html", "index.html", "audit.html"):
         assert zh.get("Support matrix").string in (site / "zh" / p).read_text()
         assert "Support matrix" in (site / "en" / p).read_text()
+
+
+def test_serve_is_loopback_only_and_needs_a_site(tmp_path: Path, built: tuple[Path, Any]) -> None:
+    import urllib.request
+
+    from prkb.publish.site_serve import make_server, serve_in_thread
+
+    with pytest.raises(InputError, match="no site"):
+        make_server(tmp_path, 0)
+    server, url = serve_in_thread(built[0], 0)
+    try:
+        assert server.server_address[0] == "127.0.0.1" and url.startswith("http://127.0.0.1:")
+        with urllib.request.urlopen(url + "en/pagefind-missing.js", timeout=5) as r:
+            raise AssertionError(f"served a missing file: {r.status}")
+    except urllib.error.HTTPError as e:
+        assert e.code == 404 and b"404" in e.read()
+    finally:
+        server.shutdown()
+        server.server_close()
+    root = (built[0] / "index.html").read_text()
+    assert 'href="zh/index.html"' in root and 'href="en/index.html"' in root
