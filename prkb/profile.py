@@ -80,6 +80,11 @@ class Profile:
         return rf"(^|[^A-Za-z0-9_])({alts})([^A-Za-z0-9_]|$)"
 
     @cached_property
+    def pickaxe_regex(self) -> re.Pattern[str]:
+        """``git_pickaxe_regex`` for Python's ``re`` (to find the lines the pickaxe matched)."""
+        return re.compile(self.git_pickaxe_regex(), re.MULTILINE)
+
+    @cached_property
     def declaration_regex(self) -> re.Pattern[str]:
         """A line that declares a family attribute or defines a watched method."""
         fam = "|".join(re.escape(s) for s in sorted(self.family, key=len, reverse=True))

@@ -155,7 +155,7 @@ def trim_patch(patch: str, profile: Profile, context: int = 0) -> str:
         if raw.startswith("@@"):
             header = raw
             continue
-        if raw[:1] in ("+", "-") and profile.watch_regex.search(raw[1:]):
+        if raw[:1] in ("+", "-") and profile.pickaxe_regex.search(raw[1:]):
             if header is not None:
                 out.append(header)
                 header = None

@@ -144,6 +144,7 @@ def pickaxe(
         r = git._run(
             [
                 "diff-tree",
+                "--root",
                 "--no-commit-id",
                 "--name-only",
                 "-z",
@@ -307,7 +308,7 @@ def file_patch(git: GitRepo, parent: str | None, sha: str, paths: list[str]) -> 
 
 
 def removed_lines(patch: str, profile: Profile) -> list[int]:
-    """Old-side line numbers of removed lines that mention the family or its methods."""
+    """Old-side line numbers of removed lines the pickaxe would match (family, methods, values)."""
     lines: list[int] = []
     old = 0
     for line in patch.split("\n"):
@@ -316,7 +317,7 @@ def removed_lines(patch: str, profile: Profile) -> list[int]:
             old = int(m.group(1)) if m else 0
             continue
         if line.startswith("-"):
-            if profile.watch_regex.search(line[1:]):
+            if profile.pickaxe_regex.search(line[1:]):
                 lines.append(old)
             old += 1
         elif line.startswith("+") or line.startswith("\\"):

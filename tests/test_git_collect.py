@@ -1,0 +1,394 @@
+"""The git collector on small real repositories that replay vLLM's patterns."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from gitrepo import GitRepoBuilder, git
+
+from prkb.collect.git import collect_git
+from prkb.errors import InputError
+from prkb.kb import pr_facts
+from prkb.profile import load_profile
+from prkb.store import Store
+
+UTILS = "vllm/v1/attention/backends/utils.py"
+FA = "vllm/v1/attention/backends/flash_attn.py"
+FI = "vllm/v1/attention/backends/flashinfer.py"
+MLA = "vllm/model_executor/layers/attention/mla_attention.py"
+TRITON = "vllm/v1/attention/backends/mla/triton_mla.py"
+RUNNER = "vllm/v1/worker/gpu_model_runner.py"
+
+ENUM = """
+import enum
+from typing import ClassVar
+
+
+class AttentionCGSupport(enum.Enum):
+    NEVER = 0
+    PURE_DECODE_ONLY = 1
+    UNIFORM_SINGLE_TOKEN_DECODE = 1
+    UNIFORM_BATCH = 2
+    ALWAYS = 3
+
+"""
+
+
+def base(attr: str, level: str = "NEVER") -> str:
+    return ENUM + f"""
+class AttentionMetadataBuilder:
+    {attr}: ClassVar[AttentionCGSupport] = AttentionCGSupport.{level}
+
+    def _init_reorder_batch_threshold(self, threshold, supports_spec_as_decode=False):
+        self.reorder_batch_threshold = threshold
+"""
+
+
+MLA_SRC = """
+import enum
+from typing import ClassVar
+
+from vllm.v1.attention.backends.utils import AttentionMetadataBuilder
+
+
+class QueryLenSupport(enum.Enum):
+    SINGLE_ONLY = 1
+    UNIFORM = 2
+    VARLEN = 3
+
+
+class MLACommonMetadataBuilder(AttentionMetadataBuilder):
+    query_len_support: ClassVar[QueryLenSupport] = QueryLenSupport.SINGLE_ONLY
+
+    def __init__(self):
+        spec = self.query_len_support != QueryLenSupport.SINGLE_ONLY
+        self._init_reorder_batch_threshold(1, supports_spec_decode=spec)
+"""
+
+
+def triton(level: str) -> str:
+    return f"""
+from typing import ClassVar
+
+from vllm.model_executor.layers.attention.mla_attention import MLACommonMetadataBuilder as Base
+from vllm.v1.attention.backends.utils import AttentionCGSupport
+
+
+class TritonMLAMetadataBuilder(Base):
+    _cudagraph_support: ClassVar[AttentionCGSupport] = (
+        AttentionCGSupport.{level}
+    )
+"""
+
+
+def build_history(root: Path) -> tuple[GitRepoBuilder, dict[str, str]]:
+    r = GitRepoBuilder.init(root)
+    s: dict[str, str] = {}
+    s["101"] = r.commit(
+        {
+            UTILS: base("attn_cudagraph_support"),
+            FA: (
+                "from typing import ClassVar\n"
+                "from vllm.v1.attention.backends.utils import AttentionMetadataBuilder\n\n\n"
+                "class FlashAttentionMetadataBuilder(AttentionMetadataBuilder):\n"
+                "    full_cudagraph_supported: ClassVar[bool] = True\n"
+            ),
+        },
+        "[Core] Base metadata builder (#101)",
+    )
+    s["102"] = r.commit(
+        {
+            FI: (
+                "from vllm.v1.attention.backends.utils import (\n"
+                "    AttentionCGSupport, AttentionMetadataBuilder)\n\n\n"
+                "class FlashInferMetadataBuilder(AttentionMetadataBuilder):\n"
+                "    attn_cudagraph_support = AttentionCGSupport.PURE_DECODE_ONLY\n"
+            )
+        },
+        "[Perf] Full cudagraph for FlashInfer decode (#102)",
+    )
+    s["readme"] = r.commit({"README.md": "hello\n"}, "docs: readme")
+    s["runner"] = r.commit(
+        {RUNNER: "def pick(builder):\n    return builder.attn_cudagraph_support_extra\n"},
+        "[Core] runner reads a longer name (#110)",
+    )
+    s["103"] = r.commit(
+        {
+            UTILS: base("cudagraph_support"),
+            FI: (
+                "from vllm.v1.attention.backends.utils import (\n"
+                "    AttentionCGSupport, AttentionMetadataBuilder)\n\n\n"
+                "class FlashInferMetadataBuilder(AttentionMetadataBuilder):\n"
+                "    cudagraph_support = AttentionCGSupport.UNIFORM_SINGLE_TOKEN_DECODE\n"
+            ),
+        },
+        "[Refactor] Rename attn_cudagraph_support to cudagraph_support (#103)",
+    )
+    s["nopr"] = r.commit(
+        {
+            FA: (
+                "from typing import ClassVar\n"
+                "from vllm.v1.attention.backends.utils import (\n"
+                "    AttentionCGSupport, AttentionMetadataBuilder)\n\n"
+                "FA_VERSION = 3\n\n\n"
+                "class FlashAttentionMetadataBuilder(AttentionMetadataBuilder):\n"
+                "    cudagraph_support: ClassVar[AttentionCGSupport] = (\n"
+                "        AttentionCGSupport.ALWAYS if FA_VERSION == 3\n"
+                "        else AttentionCGSupport.UNIFORM_BATCH\n"
+                "    )\n"
+            )
+        },
+        "Conditional FlashAttention support",
+    )
+    s["104"] = r.commit(
+        {
+            FI: (
+                "from vllm.v1.attention.backends.utils import (\n"
+                "    AttentionCGSupport, AttentionMetadataBuilder)\n\n\n"
+                "class FlashInferMetadataBuilder(AttentionMetadataBuilder):\n"
+                "    cudagraph_support = AttentionCGSupport.UNIFORM_SINGLE_TOKEN_DECODE\n\n"
+                "    @classmethod\n"
+                "    def get_cudagraph_support(cls, config):\n"
+                "        return AttentionCGSupport.UNIFORM_BATCH\n"
+            )
+        },
+        "[Feature] FlashInfer decides at run time (#104)",
+    )
+    s["105"] = r.commit(
+        {UTILS: base("_cudagraph_support"), MLA: MLA_SRC},
+        "[Refactor] Private _cudagraph_support and MLA common builder (#105)",
+    )
+    s["42885"] = r.commit(
+        {TRITON: triton("UNIFORM_BATCH")},
+        "[Perf][MLA] Enable FULL cudagraph capture for TRITON_MLA decode (#42885)",
+    )
+    s["47144"] = r.commit(
+        {TRITON: triton("UNIFORM_SINGLE_TOKEN_DECODE")},
+        "[Bugfix][ROCm] Change AttentionCGSupport in TritonMLA to "
+        "UNIFORM_SINGLE_TOKEN_DECODE (#47144)",
+    )
+    s["47200"] = r.commit(
+        {TRITON: triton("UNIFORM_BATCH")},
+        'Revert "[Bugfix][ROCm] Change AttentionCGSupport in TritonMLA (#47144)" (#47200)',
+        body=f"This reverts commit {s['47144']}.",
+    )
+    # a merge commit: the branch's work lands as one first-parent change
+    git(r.path, "checkout", "-q", "-b", "feature")
+    r.commit({TRITON: triton("UNIFORM_SINGLE_TOKEN_DECODE")}, "lower it again on a branch")
+    git(r.path, "checkout", "-q", "main")
+    r.commit({"docs/notes.md": "x\n"}, "docs on main meanwhile (#201)")
+    git(
+        r.path, "merge", "-q", "--no-ff", "feature", "-m",
+        "Merge pull request #200 from someone/feature\n\n[Bugfix] TritonMLA single-token decode",
+    )
+    s["200"] = r.head()
+    return r, s
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> tuple[GitRepoBuilder, dict[str, str]]:
+    return build_history(tmp_path_factory.mktemp("hist") / "src")
+
+
+def collect(db: Path, repo: Path, **kw: object) -> tuple[Store, object, list[str]]:
+    warnings: list[str] = []
+    store = Store(db)
+    stats = collect_git(store, str(repo), load_profile(), quiet=True, warn=warnings.append, **kw)
+    return store, stats, warnings
+
+
+def changes(store: Store, ref: str) -> list[tuple[str, str, str | None, str | None, str]]:
+    return sorted(
+        (c["class"], c["attr"], c["before"], c["after"], c["direction"])
+        for c in pr_facts(store, ref)["symbol_changes"]
+    )
+
+
+def test_collects_every_spelling_with_pr_numbers(history, tmp_path):
+    repo, shas = history
+    store, _, warnings = collect(tmp_path / "kb.sqlite", repo.path)
+    assert warnings == []
+    refs = {r["ref"] for r in store.conn.execute("SELECT ref FROM prs")}
+    assert refs == {
+        "101", "102", "103", "104", "105", "42885", "47144", "47200", "200", f"sha:{shas['nopr']}",
+    }  # not the README commit, not the runner's longer identifier, not the docs commit
+    assert changes(store, "101") == [
+        ("AttentionMetadataBuilder", "attn_cudagraph_support", None, "NEVER", "added"),
+        ("FlashAttentionMetadataBuilder", "full_cudagraph_supported", None, "True", "added"),
+    ]
+    assert changes(store, "102") == [
+        ("FlashInferMetadataBuilder", "attn_cudagraph_support", None,
+         "UNIFORM_SINGLE_TOKEN_DECODE", "added"),
+    ]  # the old level name is normalised
+
+
+def test_renames_are_one_entry_per_class(history, tmp_path):
+    repo, _ = history
+    store, _, _ = collect(tmp_path / "kb.sqlite", repo.path)
+    facts = pr_facts(store, "103")["symbol_changes"]
+    assert {(c["class"], c["attr"], c["before_attr"], c["direction"]) for c in facts} == {
+        ("AttentionMetadataBuilder", "cudagraph_support", "attn_cudagraph_support", "renamed"),
+        ("FlashInferMetadataBuilder", "cudagraph_support", "attn_cudagraph_support", "renamed"),
+    }
+    base = pr_facts(store, "105")["symbol_changes"]
+    assert [(c["attr"], c["before_attr"], c["direction"]) for c in base] == [
+        ("_cudagraph_support", "cudagraph_support", "renamed")
+    ]
+
+
+def test_conditional_value_dynamic_override_and_sha_key(history, tmp_path):
+    repo, shas = history
+    store, _, _ = collect(tmp_path / "kb.sqlite", repo.path)
+    cond = pr_facts(store, shas["nopr"])
+    assert cond["number"] is None and cond["ref"] == f"sha:{shas['nopr']}"
+    (c,) = cond["symbol_changes"]
+    assert c["before"] == "True" and c["before_attr"] == "full_cudagraph_supported"
+    assert c["after"] == (
+        "AttentionCGSupport.ALWAYS if FA_VERSION == 3 else AttentionCGSupport.UNIFORM_BATCH"
+    )
+    assert "dynamic-support" in [t["code"] for t in cond["risk_tags"]]
+    assert changes(store, "104") == [
+        ("FlashInferMetadataBuilder", "get_cudagraph_support", None, "overridden", "dynamic-added")
+    ]
+
+
+def test_audit_flags_42885_and_not_its_fix(history, tmp_path):
+    repo, _ = history
+    store, _, _ = collect(tmp_path / "kb.sqlite", repo.path)
+    f42885 = pr_facts(store, "42885")
+    assert [(f["rule"], f["class"]) for f in f42885["findings"]] == [
+        ("cg-uniform-without-spec-decode", "TritonMLAMetadataBuilder")
+    ]
+    assert f42885["findings"][0]["message_zh"]
+    assert "audit-finding" in [t["code"] for t in f42885["risk_tags"]]
+    fix = pr_facts(store, "47144")
+    assert fix["findings"] == []
+    assert changes(store, "47144") == [
+        ("TritonMLAMetadataBuilder", "_cudagraph_support", "UNIFORM_BATCH",
+         "UNIFORM_SINGLE_TOKEN_DECODE", "lowered")
+    ]
+    # the revert brings the inconsistency back: new again at that commit
+    revert = pr_facts(store, "47200")
+    assert [f["class"] for f in revert["findings"]] == ["TritonMLAMetadataBuilder"]
+    # the merge commit counts as one change on the branch
+    merge = pr_facts(store, "200")
+    assert merge["title"] == "[Bugfix] TritonMLA single-token decode"
+    assert [c["direction"] for c in merge["symbol_changes"]] == ["lowered"]
+    # builder levels at the collected commits feed the support matrix history
+    rows = store.conn.execute(
+        "SELECT pr_ref, effective FROM builder_levels WHERE class_name='TritonMLAMetadataBuilder'"
+        " ORDER BY committed_at"
+    ).fetchall()
+    assert [(r[0], r[1]) for r in rows] == [
+        ("42885", "UNIFORM_BATCH"), ("47144", "UNIFORM_SINGLE_TOKEN_DECODE"),
+        ("47200", "UNIFORM_BATCH"), ("200", "UNIFORM_SINGLE_TOKEN_DECODE"),
+    ]
+
+
+def test_lineage_blames_the_pr_that_set_the_lines(history, tmp_path):
+    repo, shas = history
+    store, _, _ = collect(tmp_path / "kb.sqlite", repo.path)
+    raw = json.loads(store.pr_row("47144")["raw"])
+    assert {x["commit"] for x in raw["prkb"]["lineage"]} == {shas["42885"]}
+    assert raw["body"] is None  # git records carry no PR description
+    revert = json.loads(store.pr_row("47200")["raw"])
+    assert revert["body"] == f"This reverts commit {shas['47144']}."
+
+
+def test_rerun_does_nothing_and_new_commits_are_incremental(history, tmp_path):
+    repo, _ = history
+    db = tmp_path / "kb.sqlite"
+    store, _, _ = collect(db, repo.path)
+    before = [tuple(r) for r in store.conn.execute("SELECT ref, raw_hash FROM prs ORDER BY ref")]
+    store.close()
+    store, again, _ = collect(db, repo.path)
+    assert again.up_to_date and again.hits == 0 and again.mined == 0
+    # a clone with one more commit: only that commit is mined
+    clone = GitRepoBuilder(tmp_path / "clone")
+    git(tmp_path, "clone", "-q", str(repo.path), str(clone.path))
+    git(clone.path, "config", "user.name", "T")
+    git(clone.path, "config", "user.email", "t@example.org")
+    clone.commit({TRITON: triton("NEVER")}, "[Bugfix] Disable TritonMLA graphs (#300)")
+    store.close()
+    store, inc, _ = collect(db, clone.path)
+    assert (inc.hits, inc.mined) == (1, 1)
+    after = [tuple(r) for r in store.conn.execute("SELECT ref, raw_hash FROM prs ORDER BY ref")]
+    assert set(before) < set(after) and len(after) == len(before) + 1
+
+
+def test_forgotten_cursor_reruns_change_nothing(history, tmp_path):
+    """A run killed before it saved its cursor: the next run skips what is mined, and
+    mining everything again from scratch stores byte-identical records."""
+    repo, _ = history
+    db = tmp_path / "kb.sqlite"
+    store, _, _ = collect(db, repo.path)
+    dump = [tuple(r) for r in store.conn.execute("SELECT ref, raw FROM prs ORDER BY ref")]
+    with store.transaction() as c:
+        c.execute("DELETE FROM collect_state")
+    store.close()
+    store, again, _ = collect(db, repo.path)
+    assert again.mined == 0 and again.already == again.hits == 10
+    with store.transaction() as c:
+        c.execute("DELETE FROM collect_state")
+        c.execute("DELETE FROM mined_commits")
+    store.close()
+    store, full, _ = collect(db, repo.path)
+    assert full.mined == 10 and full.new == 0 and full.updated == 0 and full.unchanged == 10
+    assert dump == [tuple(r) for r in store.conn.execute("SELECT ref, raw FROM prs ORDER BY ref")]
+
+
+def test_bare_repository_and_since(history, tmp_path):
+    repo, shas = history
+    bare = repo.bare_clone(tmp_path / "mirror.git")
+    store, stats, _ = collect(tmp_path / "kb.sqlite", bare, since=shas["47144"])
+    assert {r[0] for r in store.conn.execute("SELECT ref FROM prs")} == {"47200", "200"}
+    assert stats.hits == 2
+
+
+def test_bad_paths_and_branches(tmp_path, history):
+    repo, _ = history
+    with pytest.raises(InputError, match="not a git repository"):
+        collect(tmp_path / "kb.sqlite", tmp_path)
+    with pytest.raises(InputError, match="no such directory"):
+        collect(tmp_path / "kb.sqlite", tmp_path / "nope")
+    with pytest.raises(InputError, match="unknown branch 'nope'"):
+        collect(tmp_path / "kb.sqlite", repo.path, branch="nope")
+
+
+def test_missing_blob_is_skipped_with_one_warning(tmp_path):
+    r = GitRepoBuilder.init(tmp_path / "src")
+    r.commit({UTILS: base("_cudagraph_support")}, "[Core] base (#1)")
+    bad = r.commit(
+        {FA: "class FlashAttentionMetadataBuilder:\n    _cudagraph_support = X.ALWAYS\n"},
+        "[Perf] FA always (#2)",
+    )
+    r.commit(
+        {FI: "class FlashInferMetadataBuilder:\n    _cudagraph_support = X.UNIFORM_BATCH\n"},
+        "[Perf] FI uniform (#3)",
+    )
+    r.delete_object(r.blob_sha(bad, FA))
+    store, _, warnings = collect(tmp_path / "kb.sqlite", r.path)
+    assert {x[0] for x in store.conn.execute("SELECT ref FROM prs")} >= {"1", "3"}
+    assert changes(store, "3") == [
+        ("FlashInferMetadataBuilder", "_cudagraph_support", None, "UNIFORM_BATCH", "added")
+    ]
+    assert any(FA in w and "missing" in w for w in warnings), warnings
+    assert all("Traceback" not in w for w in warnings)
+
+
+def test_cli_collect_git_json_and_quiet(history, tmp_path):
+    repo, _ = history
+    db = tmp_path / "kb.sqlite"
+    cmd = [sys.executable, "-m", "prkb", "--db", str(db), "collect", "git", str(repo.path)]
+    out = subprocess.run([*cmd, "--json", "-q"], capture_output=True, text=True, check=True)
+    data = json.loads(out.stdout)
+    assert data["hits"] == 10 and data["new"] == 10
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    assert "nothing new" in out.stdout
+    bad = subprocess.run([*cmd, "--branch", "nope"], capture_output=True, text=True)
+    assert bad.returncode == 2
+    assert bad.stderr.strip().startswith("prkb: error:") and "Traceback" not in bad.stderr
