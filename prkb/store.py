@@ -146,6 +146,15 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         """,
     ),
+    (
+        "0002_lookup_indexes",
+        """
+        -- pr_row(ref) and a node's incoming relations: without these, each is a full scan,
+        -- and one report per PR (the site) turns quadratic in the number of PRs
+        CREATE INDEX IF NOT EXISTS prs_ref ON prs(ref);
+        CREATE INDEX IF NOT EXISTS relations_target ON relations(target);
+        """,
+    ),
 ]
 
 
