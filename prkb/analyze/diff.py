@@ -144,20 +144,28 @@ def changes_from_patch(path: str, patch: str, profile: Profile) -> list[SymbolCh
     return out
 
 
-def trim_patch(patch: str, profile: Profile, context: int = 0) -> str:
-    """Keep only the hunk lines that mention the family (with their ``@@`` headers).
+def trim_patch(patch: str, profile: Profile) -> str:
+    """Keep only the hunk lines that mention the tracked symbol (family spellings, methods,
+    value markers), each hunk's ``@@`` header, and the ``class`` line that encloses them.
 
-    This is what the bundled snapshot stores: never whole patches.
+    This is what the bundled snapshot stores: never whole files or whole patches.
     """
     out: list[str] = []
     header: str | None = None
+    cls_line: str | None = None
     for raw in patch.replace("\r\n", "\n").split("\n"):
         if raw.startswith("@@"):
-            header = raw
+            header, cls_line = raw, None
+            continue
+        if _CLASS_RE.match(raw[1:]) and raw[:1] in ("+", "-", " "):
+            cls_line = raw
             continue
         if raw[:1] in ("+", "-") and profile.pickaxe_regex.search(raw[1:]):
             if header is not None:
                 out.append(header)
                 header = None
+            if cls_line is not None:
+                out.append(cls_line)
+                cls_line = None
             out.append(raw)
     return "\n".join(out)

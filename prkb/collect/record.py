@@ -7,6 +7,7 @@ it and returns a clean copy, or raises :class:`InputError` naming the field that
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from typing import Any
 
 from ..errors import InputError
@@ -51,12 +52,22 @@ def _int(v: Any, field: str, *, required: bool = False, default: int | None = No
 
 
 def _date(v: Any, field: str) -> str | None:
+    """An ISO date, normalised to UTC (``YYYY-MM-DDTHH:MM:SSZ``) so dates sort as text.
+
+    A time without a zone is taken as UTC.
+    """
     s = _s(v, field)
     if s is None or s == "":
         return None
     if not _DATE.match(s):
         raise InputError(f"{field!r} is not an ISO date: {s!r:.40}")
-    return s
+    try:
+        dt = datetime.fromisoformat(s.replace(" ", "T", 1))
+    except ValueError:
+        raise InputError(f"{field!r} is not a valid date: {s!r:.40}") from None
+    if dt.tzinfo is not None:
+        dt = dt.astimezone(UTC)
+    return dt.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _login(v: Any, field: str) -> dict[str, str] | None:
