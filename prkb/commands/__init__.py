@@ -6,14 +6,14 @@ import argparse
 from typing import Any
 
 COMMAND_MODULES = [
-    "kbcmds",  # demo, import, export, list, show, report
+    "kbcmds",  # demo, import, export, list, show
+    "reportcmds",  # report
     "gitcmds",  # collect git, audit
+    "githubcmds",  # collect github
     "graphcmds",  # graph, timeline, lineage
     "matrixcmds",  # matrix, docs-drift
-    "githubcmds",  # collect github
-    "digestcmds",  # digest (weekly email, exactly once)
     "sitecmds",  # site build, site serve
-    "reportcmds",  # report
+    "digestcmds",  # digest (weekly email, exactly once)
 ]
 
 _GROUPS: dict[tuple[int, str], Any] = {}

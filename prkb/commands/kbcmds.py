@@ -76,10 +76,14 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def cmd_import(args: argparse.Namespace) -> int:
     from ..collect.snapshot import import_jsonl
+    from ..graph import build_relations
 
     profile = profile_of(args)
-    with open_store(args) as store, bar("import", quiet=args.quiet) as b:
-        report = import_jsonl(store, args.file, profile, on_progress=lambda _n: b.advance())
+    with open_store(args) as store:
+        with bar("import", quiet=args.quiet) as b:
+            report = import_jsonl(store, args.file, profile, on_progress=lambda _n: b.advance())
+        if report.new or report.updated:
+            build_relations(store, profile)
     for err in report.errors:
         warn(err)
     if args.json:

@@ -1,0 +1,202 @@
+"""The knowledge base, snapshot import/export, and the reading commands, through the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from prkb.collect.snapshot import import_jsonl
+from prkb.kb import ingest, pr_facts
+from prkb.paths import data_dir
+from prkb.profile import load_profile
+from prkb.store import MIGRATIONS, Store
+
+ROOT = Path(__file__).resolve().parents[1]
+CURATED = data_dir() / "snapshots" / "curated-seeds.jsonl"
+
+
+def run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None):
+    return subprocess.run(
+        [sys.executable, "-m", "prkb", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def record(number: int, **kw: object) -> dict[str, object]:
+    rec: dict[str, object] = {
+        "number": number,
+        "title": f"[ROCm] change {number}",
+        "state": "merged",
+        "merged_at": "2026-03-01T10:00:00Z",
+        "updated_at": "2026-03-01T10:00:00Z",
+        "user": {"login": "dev"},
+        "files": [
+            {
+                "filename": "vllm/v1/attention/backends/rocm_attn.py",
+                "status": "modified",
+                "additions": 1,
+                "deletions": 1,
+                "patch": (
+                    "@@ -10,3 +10,3 @@ class RocmAttentionMetadataBuilder(Base):\n"
+                    "-    _cudagraph_support = AttentionCGSupport.UNIFORM_BATCH\n"
+                    "+    _cudagraph_support = AttentionCGSupport.ALWAYS\n"
+                ),
+            }
+        ],
+        "source": "github",
+    }
+    rec.update(kw)
+    return rec
+
+
+def test_schema_is_migrated_by_name_in_wal_mode(tmp_path):
+    store = Store(tmp_path / "kb.sqlite")
+    assert store.applied_migrations() == [name for name, _ in MIGRATIONS]
+    assert store.wal
+    store.close()
+    again = Store(tmp_path / "kb.sqlite")  # reopening applies nothing twice
+    assert again.applied_migrations() == [name for name, _ in MIGRATIONS]
+    assert again.integrity_ok()
+
+
+def test_import_is_idempotent_and_reports_bad_lines(tmp_path):
+    snap = tmp_path / "snap.jsonl"
+    good = [record(1), record(2)]
+    lines = [
+        json.dumps(good[0]),
+        "{not json",
+        json.dumps({"number": "abc", "title": "x"}),
+        json.dumps({"title": "no number"}),
+        json.dumps(good[1]),
+        json.dumps({**record(3), "files": "nope"}),
+    ]
+    snap.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    store = Store(tmp_path / "kb.sqlite")
+    profile = load_profile()
+    rep = import_jsonl(store, snap, profile)
+    assert (rep.new, rep.lines) == (2, 6)
+    assert [e.split(":")[1].split(" ")[0] for e in rep.errors] == ["2", "3", "4", "6"]
+    assert "'number' must be an integer" in rep.errors[1]
+    assert "(PR 3)" in rep.errors[3] and "'files' must be a list" in rep.errors[3]
+    before = store.conn.execute("SELECT id, raw_hash FROM prs ORDER BY id").fetchall()
+    rep2 = import_jsonl(store, snap, profile)
+    assert (rep2.new, rep2.updated, rep2.unchanged) == (0, 0, 2)
+    assert store.conn.execute("SELECT id, raw_hash FROM prs ORDER BY id").fetchall() == before
+    assert store.conn.execute("SELECT count(*) FROM symbol_changes").fetchone()[0] == 2
+
+
+def test_newer_updated_at_wins_and_older_is_ignored(tmp_path):
+    store = Store(tmp_path / "kb.sqlite")
+    profile = load_profile()
+    assert ingest(store, record(5), profile).outcome == "new"
+    newer = record(5, title="[ROCm] newer", updated_at="2026-03-02T00:00:00Z")
+    assert ingest(store, newer, profile).outcome == "updated"
+    older = record(5, title="[ROCm] older", updated_at="2026-02-01T00:00:00Z")
+    assert ingest(store, older, profile).outcome == "older"
+    assert pr_facts(store, 5)["title"] == "[ROCm] newer"
+    assert store.conn.execute("SELECT count(*) FROM prs").fetchone()[0] == 1
+
+
+def test_patch_analysis_gives_per_class_facts_and_tags(tmp_path):
+    store = Store(tmp_path / "kb.sqlite")
+    ingest(store, record(7), load_profile())
+    facts = pr_facts(store, 7)
+    assert facts["symbol_changes"] == [
+        {
+            "file": "vllm/v1/attention/backends/rocm_attn.py",
+            "class": "RocmAttentionMetadataBuilder",
+            "attr": "_cudagraph_support",
+            "before": "UNIFORM_BATCH",
+            "after": "ALWAYS",
+            "direction": "raised",
+            "before_attr": None,
+        }
+    ]
+    codes = [t["code"] for t in facts["risk_tags"]]
+    assert codes == ["core-path", "missing-tests", "platform-specific", "level-raised"]
+    assert facts["platforms"] == ["rocm"]
+    assert {t["zh"] for t in facts["risk_tags"]} >= {"缺少测试覆盖", "仅特定平台"}
+
+
+def test_show_json_shape_and_unknown_pr(tmp_path):
+    db = str(tmp_path / "kb.sqlite")
+    assert run("--db", db, "import", str(CURATED)).returncode == 0
+    out = run("show", "47144", "--json", env={"PRKB_DB": db})
+    facts = json.loads(out.stdout)
+    for key in (
+        "number", "title", "state", "author", "created_at", "merged_at", "merge_commit_sha",
+        "url", "files", "symbol_changes", "tests_touched", "platforms", "risk_tags", "findings",
+        "relations",
+    ):
+        assert key in facts, key
+    assert set(facts["files"][0]) >= {"path", "status", "additions", "deletions"}
+    assert set(facts["risk_tags"][0]) == {"code", "zh", "en"}
+    # import builds the relations: #45149 needed #47766
+    rel = json.loads(run("--db", db, "show", "45149", "--json").stdout)["relations"]
+    assert {"type": "depends-on", "other": 47766, "direction": "out"}.items() <= rel[0].items()
+    missing = run("--db", db, "show", "999999")
+    assert missing.returncode == 1
+    assert missing.stderr.strip() == f"prkb: error: no PR 999999 in the knowledge base {db}"
+
+
+def test_db_flag_beats_env_beats_default(tmp_path):
+    env_db = tmp_path / "env.sqlite"
+    flag_db = tmp_path / "flag.sqlite"
+    run("import", str(CURATED), env={"PRKB_DB": str(env_db)}, cwd=tmp_path)
+    run("--db", str(flag_db), "import", str(CURATED), env={"PRKB_DB": str(env_db)})
+    run("import", str(CURATED), cwd=tmp_path, env={"PRKB_DB": ""})
+    for db in (env_db, flag_db, tmp_path / "prkb.sqlite"):
+        assert sqlite3.connect(db).execute("SELECT count(*) FROM prs").fetchone()[0] == 4
+
+
+def test_export_import_round_trip_is_exact(tmp_path):
+    db1, db2 = str(tmp_path / "a.sqlite"), str(tmp_path / "b.sqlite")
+    run("--db", db1, "import", str(CURATED))
+    out = tmp_path / "out.jsonl"
+    assert run("--db", db1, "export", str(out)).returncode == 0
+    run("--db", db2, "import", str(out))
+    assert run("--db", db2, "export", "-").stdout == out.read_text(encoding="utf-8")
+
+
+def test_list_json_and_table(tmp_path):
+    db = str(tmp_path / "kb.sqlite")
+    run("--db", db, "import", str(CURATED))
+    rows = json.loads(run("--db", db, "list", "--json").stdout)
+    by = {r["number"]: r for r in rows}
+    assert by[47144]["changes"] == (
+        "TritonMLAMetadataBuilder: UNIFORM_BATCH -> UNIFORM_SINGLE_TOKEN_DECODE"
+    )
+    assert "missing-tests" in by[47144]["risk_tags"]
+    table = run("--db", db, "list")
+    assert table.returncode == 0 and "#47144" in table.stdout
+
+
+def test_demo_runs_offline_from_bundled_data(tmp_path):
+    res = run("demo", cwd=tmp_path, env={"PRKB_DB": ""})
+    assert res.returncode == 0, res.stderr
+    assert "reports written to" in res.stdout
+    for name in ("pr-47144.zh.md", "pr-47144.en.md", "pr-45149.zh.md", "pr-45149.en.md"):
+        text = (tmp_path / "prkb-demo" / name).read_text(encoding="utf-8")
+        assert "47144" in text or "45149" in text
+    # the knowledge base every command uses is there right after
+    facts = json.loads(run("show", "42885", "--json", cwd=tmp_path, env={"PRKB_DB": ""}).stdout)
+    assert facts["findings"][0]["class"] == "TritonMLAMetadataBuilder"
+    again = run("demo", cwd=tmp_path, env={"PRKB_DB": ""})
+    assert "0 new, 0 updated" in again.stdout
+
+
+def test_bad_db_path_is_one_line(tmp_path):
+    res = run("--db", str(tmp_path / "no" / "such" / "kb.sqlite"), "list")
+    assert res.returncode == 2
+    assert res.stderr.strip().startswith("prkb: error: knowledge base folder")
+    res = run("--db", str(tmp_path), "list")
+    assert "is a directory" in res.stderr and "Traceback" not in res.stderr
+    missing = run("--db", str(tmp_path / "kb.sqlite"), "import", str(tmp_path / "nope.jsonl"))
+    assert missing.returncode == 2 and "does not exist" in missing.stderr
