@@ -422,74 +422,11 @@ def check_lang(lang: str) -> list[str]:
 FORMATS = ("text", "html", "fragment")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200e\u200f]")
 
-# Chinese for the digest's strings, used only while prkb.render.i18n (Babel catalogs) is absent.
-_FALLBACK_ZH: dict[str, str] = {
-    "Weekly digest": "周报",
-    "%(first)s to %(last)s (UTC)": "%(first)s 至 %(last)s（UTC）",
-    "Online: %(url)s": "在线阅读：%(url)s",
-    "Read online": "在线阅读",
-    "Nothing changed in this period: no pull request was opened, merged or closed.":
-        "本期没有变化：没有新开、合并或关闭的 PR。",
-    "Summary": "概览",
-    "Opened: %(opened)d, merged: %(merged)d, closed without merging: %(closed)d":
-        "新开：%(opened)d，已合并：%(merged)d，未合并关闭：%(closed)d",
-    "Level changes: %(n)d, new audit findings: %(f)d, new relations: %(r)d":
-        "级别变更：%(n)d，新审计发现：%(f)d，新关联：%(r)d",
-    "Merged": "已合并",
-    "Opened": "新开",
-    "Closed without merging": "未合并关闭",
-    "Level changes": "级别变更",
-    "Class": "类",
-    "Before": "变更前",
-    "After": "变更后",
-    "Change": "变化",
-    "New audit findings": "新审计发现",
-    "Risk highlights": "风险提示",
-    "New relations": "新关联",
-    ", ": "，",
-    "prkb weekly digest of %(repo)s. Generated from the knowledge base; reply to the list "
-    "owner to unsubscribe.":
-        "prkb 自动生成的 %(repo)s 周报，内容来自知识库；如需退订请联系列表管理员。",
-}
-
-
-def _fallback_env(lang: str) -> Any:
-    from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
-
-    from ..paths import templates_dir
-
-    env = Environment(
-        loader=FileSystemLoader(str(templates_dir())),
-        autoescape=select_autoescape(enabled_extensions=("html", "html.j2", "xml")),
-        extensions=["jinja2.ext.i18n"],
-        undefined=StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    table = _FALLBACK_ZH if lang == "zh" else {}
-
-    def gettext(s: str) -> str:
-        return table.get(s, s)
-
-    def ngettext(s: str, p: str, n: int) -> str:
-        return gettext(s if n == 1 else p)
-
-    env.install_gettext_callables(gettext, ngettext, newstyle=True)  # type: ignore[attr-defined]
-    return env
-
-
 def _env(lang: str) -> Any:
-    """The shared i18n environment (Babel catalogs) once its catalog carries the digest's
-    messages; until then a local one with the same settings and the Chinese above."""
-    try:
-        from ..render.i18n import gettext, jinja_env  # type: ignore[import-not-found,unused-ignore]
+    """The shared i18n environment (Jinja2 + Babel catalogs) of reports, site and digest."""
+    from ..render.i18n import jinja_env
 
-        if gettext("zh", "Weekly digest") == "Weekly digest":
-            raise LookupError("the zh_CN catalog lacks the digest's messages")
-        return jinja_env(lang)
-    except (ImportError, InputError, LookupError):
-        return _fallback_env(lang)
+    return jinja_env(lang)
 
 
 def plain(text: Any) -> str:
