@@ -17,6 +17,7 @@ STATES = ("open", "closed", "merged")
 _SHA = re.compile(r"^[0-9a-f]{7,40}$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$")
 MAX_TEXT = 1_000_000  # characters kept of any one free-text field
+MAX_INT = 2**63 - 1
 
 
 def _s(v: Any, field: str, *, required: bool = False, maxlen: int = MAX_TEXT) -> str | None:
@@ -42,13 +43,20 @@ def _int(v: Any, field: str, *, required: bool = False, default: int | None = No
         return default
     if isinstance(v, bool):
         raise InputError(f"{field!r} must be an integer, got a boolean")
+    n: int | None = None
     if isinstance(v, int):
-        return v
-    if isinstance(v, float) and v.is_integer():
-        return int(v)
-    if isinstance(v, str) and v.strip().lstrip("#").isdigit():
-        return int(v.strip().lstrip("#"))
-    raise InputError(f"{field!r} must be an integer, got {v!r:.40}")
+        n = v
+    elif isinstance(v, float) and v.is_integer():
+        n = int(v)
+    elif isinstance(v, str):
+        digits = v.strip().lstrip("#")
+        if digits.isascii() and digits.isdigit():
+            n = int(digits)
+    if n is None:
+        raise InputError(f"{field!r} must be an integer, got {v!r:.40}")
+    if abs(n) > MAX_INT:  # SQLite stores 64-bit integers
+        raise InputError(f"{field!r} is out of range: {str(n)[:40]}")
+    return n
 
 
 def _date(v: Any, field: str) -> str | None:
@@ -212,12 +220,83 @@ def normalize_record(obj: Any) -> dict[str, Any]:
         ):
             if key in ext:
                 items = _list(ext.get(key), f"prkb.{key}")
-                for j, it in enumerate(items):
-                    if key != "notes":
-                        _obj(it, f"prkb.{key}[{j}]")
-                clean[key] = items
+                clean[key] = [
+                    _ext_item(key, j, it) if key != "notes" else _scrub(it, f"prkb.notes[{j}]")
+                    for j, it in enumerate(items)
+                ]
         out["prkb"] = clean
     return out
+
+
+# per collector-fact list: the keys an item must have, and the type each known key must have
+_STR, _OPT_STR, _NUM, _ANY = "a string", "a string or null", "a number", "any"
+_EXT_FIELDS: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {
+    "symbol_changes": (
+        ("file", "attr"),
+        {"file": _STR, "class": _OPT_STR, "class_name": _OPT_STR, "attr": _STR,
+         "before": _OPT_STR, "after": _OPT_STR, "direction": _OPT_STR, "before_attr": _OPT_STR},
+    ),
+    "findings": (
+        ("rule",),
+        {"rule": _STR, "file": _OPT_STR, "class": _OPT_STR, "class_name": _OPT_STR,
+         "message_en": _OPT_STR, "message_zh": _OPT_STR, "commit": _OPT_STR,
+         "severity": _OPT_STR},
+    ),
+    "builder_levels": (
+        ("class", "file"),
+        {"class": _STR, "file": _STR, "declared": _OPT_STR, "effective": _OPT_STR,
+         "dynamic": _ANY, "spec_ready": _ANY},
+    ),
+    "relations": (
+        (),
+        {"type": _OPT_STR, "direction": _OPT_STR, "evidence": _OPT_STR, "confidence": _NUM},
+    ),
+    "lineage": ((), {"commit": _OPT_STR, "file": _OPT_STR, "lines": _NUM}),
+}
+
+
+def _scrub(v: Any, field: str, depth: int = 0) -> Any:
+    """A JSON value with every string made storable (no lone surrogates, no NUL)."""
+    if depth > 20:
+        raise InputError(f"{field!r} is nested too deeply")
+    if isinstance(v, str):
+        return _s(v, field)
+    if isinstance(v, list):
+        return [_scrub(x, field, depth + 1) for x in v]
+    if isinstance(v, dict):
+        return {_s(str(k), field): _scrub(x, field, depth + 1) for k, x in v.items()}
+    return v
+
+
+def _ext_item(key: str, j: int, item: Any) -> dict[str, Any]:
+    """One item of a collector-fact list (``prkb.symbol_changes[j]``...), checked and scrubbed."""
+    where = f"prkb.{key}[{j}]"
+    it: dict[str, Any] = _scrub(_obj(item, where), where)
+    required, types = _EXT_FIELDS[key]
+    if key == "symbol_changes" and it.get("class") is None and it.get("class_name") is None:
+        raise InputError(f"{where!r} needs a 'class'")
+    for name in required:
+        if it.get(name) in (None, ""):
+            raise InputError(f"'{where}.{name}' is missing")
+    for name, want in types.items():
+        v = it.get(name)
+        if v is None or want == _ANY:
+            continue
+        ok = (
+            isinstance(v, str) if want in (_STR, _OPT_STR)
+            else isinstance(v, int | float) and not isinstance(v, bool) and abs(v) <= MAX_INT
+        )
+        if not ok:
+            raise InputError(f"'{where}.{name}' must be {want}, got {type(v).__name__}")
+    if key == "relations":
+        target = it.get("target", it.get("other"))
+        if isinstance(target, bool) or not isinstance(target, int | str | None):
+            raise InputError(f"'{where}.target' must be a PR number or a node key")
+        if isinstance(target, str) and target.lstrip("#").isdigit():
+            _int(target, f"{where}.target")
+        if isinstance(target, int):
+            _int(target, f"{where}.target")
+    return it
 
 
 def record_ref(rec: dict[str, Any]) -> str:
