@@ -417,7 +417,9 @@ def collect_git(
                 b.advance()
         with store.transaction():
             store.set_state("git", scope, "tip", tip)
-    _post_collect(store, profile)
+    from ..graph import build_relations  # networkx: imported only when there is work
+
+    build_relations(store, profile)
     stats.seconds = time.perf_counter() - t0
     return stats
 
@@ -620,9 +622,3 @@ def _pr_number(meta: CommitMeta) -> tuple[int | None, str]:
         title = meta.body.strip().splitlines()[0] if meta.body.strip() else meta.subject
         return int(m.group("n")), title
     return None, meta.subject
-
-
-def _post_collect(store: Store, profile: Profile) -> None:
-    from ..graph import build_relations
-
-    build_relations(store, profile)

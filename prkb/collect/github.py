@@ -441,13 +441,7 @@ def collect_github(
         store, repo, profile, token=token, api_url=api_url, since=since, max_prs=max_prs,
         pace=pace, on_progress=on_progress, warn=warn,
     ).run()
-    _post_collect(store, profile)
-    return stats
+    from ..graph import build_relations  # networkx: imported only when there is work
 
-
-def _post_collect(store: Store, profile: Profile) -> None:
-    try:
-        from ..graph import build_relations
-    except ImportError:
-        return
     build_relations(store, profile)
+    return stats
