@@ -101,7 +101,10 @@ class GitRepo:
         return res.stdout.strip()
 
     def resolve_branch(self, branch: str) -> str:
-        for cand in (f"refs/heads/{branch}", f"refs/remotes/origin/{branch}", branch):
+        cands = [f"refs/heads/{branch}", f"refs/remotes/origin/{branch}", branch]
+        if branch == "HEAD":  # the checked-out commit, not origin/HEAD (the remote's default)
+            cands = ["HEAD"]
+        for cand in cands:
             res = self._run(["rev-parse", "--verify", "--quiet", f"{cand}^{{commit}}"], check=False)
             if res.returncode == 0 and res.stdout.strip():
                 return res.stdout.strip()
