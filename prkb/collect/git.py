@@ -345,21 +345,37 @@ def blame_lineage(git: GitRepo, parent: str, path: str, lines: list[int]) -> lis
 
 
 def _parse(
-    git: GitRepo, sha: str, path: str, profile: Profile, warn: Callable[[str], None], label: str
+    git: GitRepo,
+    sha: str,
+    path: str,
+    profile: Profile,
+    warn: Callable[[str], None],
+    label: str,
+    said: set[str] | None = None,
 ) -> tuple[str | None, dict[str, Any] | None, bool]:
-    """(text, classes, readable). Missing objects and bad sources are warned once and skipped."""
+    """(text, classes, readable). Missing objects and bad sources are warned once and skipped.
+
+    ``said`` is the audit's set of warnings given: the same problem is not warned twice.
+    """
     if not sha or set(sha) == {"0"}:
         return None, None, True
     text = git.read_text(sha)
+    said = said if said is not None else set()
     if text is None:
-        warn(f"{label}: {path}: object {sha[:12]} is missing from the repository; file skipped")
+        msg = f"{path}: blob {sha[:12]} is missing from the repository; skipped"
+        if msg not in said:
+            said.add(msg)
+            warn(f"{label}: {path}: object {sha[:12]} is missing from the repository; file skipped")
         return None, None, False
     if not profile.declaration_regex.search(text):
         return text, {}, True  # mentions at most: no declaration to read
     try:
         return text, parse_classes(text, profile, filename=path), True
     except SourceError as e:
-        warn(f"{label}: {path}: {e}; file skipped")
+        msg = f"{path}: {e}; skipped"
+        if msg not in said:
+            said.add(msg)
+            warn(f"{label}: {path}: {e}; file skipped")
         return text, None, False
 
 
@@ -508,8 +524,9 @@ def _mine_commit(
         if rc.path not in matched and (rc.old_path or "") not in matched:
             continue  # the pickaxe saw no family line change in this file
         old_path = rc.old_path or rc.path
-        _, before, ok_b = _parse(git, rc.old_sha, old_path, profile, _warn, label)
-        _, after, ok_a = _parse(git, rc.new_sha, rc.path, profile, _warn, label)
+        said = auditor.cache.warned if auditor is not None else None
+        _, before, ok_b = _parse(git, rc.old_sha, old_path, profile, _warn, label, said)
+        _, after, ok_a = _parse(git, rc.new_sha, rc.path, profile, _warn, label, said)
         watched.append(rc.path)
         if not (ok_a and ok_b):
             notes.append(f"{rc.path}: not analysed (object missing or unreadable)")
