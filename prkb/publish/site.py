@@ -19,12 +19,13 @@ import re
 import shutil
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..errors import InputError
+from ..errors import InputError, PrkbError
 from ..paths import project_root, templates_dir
 from ..profile import Profile
 from ..store import Store, canonical_json
@@ -143,10 +144,13 @@ def build_site(
     stats = BuildStats(out=str(out))
     old = _load_manifest(out)
     tmp = out.parent / f".{out.name}.building-{os.getpid()}"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp.mkdir()
+    try:
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp.mkdir()
+    except OSError as e:
+        raise _write_error(out, e) from None
     try:
         data = gather(store, profile)
         t1 = time.perf_counter()
@@ -161,20 +165,33 @@ def build_site(
         for d in {str(Path(p.path).parent) for p in pages}:
             (tmp / d).mkdir(parents=True, exist_ok=True)
         todo: list[int] = []
+        keep: list[int] = []
         valid = old.get("salt") == salt
         for i, page in enumerate(pages):
             digest = _page_hash(salt, page)
             prev = old["pages"].get(page.path) if valid else None
             new_manifest["pages"][page.path] = {"h": digest, "l": []}
-            if prev is not None and prev.get("h") == digest and _reuse(
-                out / page.path, tmp / page.path
-            ):
-                stats.reused += 1
-                links[page.path] = new_manifest["pages"][page.path]["l"] = list(prev.get("l", []))
-                if on_page is not None:
-                    on_page()
+            if prev is not None and prev.get("h") == digest:
+                keep.append(i)
             else:
                 todo.append(i)
+        # unchanged pages: hard links to the previous build (threads: the calls wait on I/O)
+        def reuse_slice(part: list[int]) -> list[bool]:
+            return [_reuse(out / pages[i].path, tmp / pages[i].path) for i in part]
+
+        slices = [keep[k::8] for k in range(8)]
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            done = list(pool.map(reuse_slice, slices))
+        order = [i for part in slices for i in part]
+        for i, ok in zip(order, [ok for part in done for ok in part], strict=True):
+            if not ok:
+                todo.append(i)
+                continue
+            path = pages[i].path
+            links[path] = new_manifest["pages"][path]["l"] = list(old["pages"][path].get("l", []))
+            stats.reused += 1
+            if on_page is not None:
+                on_page()
         job = RenderJob(pages, store, langs, base_url, tmp)
         for i, page_links in render_all(job, todo, on_done=_advance(on_page)).items():
             path = pages[i].path
@@ -208,11 +225,19 @@ def build_site(
         (tmp / MANIFEST).write_text(json.dumps(new_manifest, separators=(",", ":")),
                                     encoding="utf-8")
         _swap(tmp, out)
+    except OSError as e:  # disk full, read-only folder...: the previous site is kept
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise _write_error(out, e) from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     stats.seconds["total"] = time.perf_counter() - t0
     return stats
+
+
+def _write_error(out: Path, e: OSError) -> PrkbError:
+    what = e.strerror or str(e)
+    return PrkbError(f"cannot write the site to {out}: {what}; the previous site is unchanged")
 
 
 def _load_manifest(out: Path) -> dict[str, Any]:
@@ -243,10 +268,14 @@ def _salt(profile: Profile, langs: list[str], base_url: str | None) -> str:
     h.update(f"{__version__}|{','.join(langs)}|{base_url}|{profile.name}".encode())
     h.update(canonical_json(profile.raw).encode())
     root = project_root()
+    tdir = templates_dir()
     files = [
-        *sorted(templates_dir().rglob("*")),
+        *sorted((tdir / "site").rglob("*")),
+        *sorted((tdir / "report").rglob("*")),
+        *sorted((tdir / "locales").rglob("*.po")),
         *sorted((root / "prkb" / "render").glob("*.py")),
-        *sorted((root / "prkb" / "publish").glob("*.py")),
+        *sorted((root / "prkb" / "publish").glob("site*.py")),
+        root / "prkb" / "publish" / "feed.py",
         root / "data" / "glossary.toml",
     ]
     for f in files:
@@ -257,7 +286,8 @@ def _salt(profile: Profile, langs: list[str], base_url: str | None) -> str:
 
 
 def _page_hash(salt: str, page: Page) -> str:
-    text = f"{salt}|{page.path}|{page.template}|{canonical_json(page.inputs)}"
+    # inputs are plain data built in a fixed order by plan_pages: repr is a stable key
+    text = f"{salt}|{page.path}|{page.template}|{page.inputs!r}"
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
