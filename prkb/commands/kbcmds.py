@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -111,7 +112,8 @@ def cmd_export(args: argparse.Namespace) -> int:
                     n = export_jsonl(store, fh, trim=args.trim_patches, profile=profile)
                 tmp.replace(out)
             except OSError as e:
-                tmp.unlink(missing_ok=True)
+                with contextlib.suppress(OSError):  # on a read-only folder, unlink fails too
+                    tmp.unlink(missing_ok=True)
                 raise InputError(f"cannot write {out}: {e.strerror}") from None
             print(f"wrote {n} records to {out}", file=sys.stderr)
     return 0

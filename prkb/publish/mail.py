@@ -16,6 +16,7 @@ put into messages, files, the KB or error text.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import ipaddress
 import os
@@ -187,7 +188,8 @@ def write_eml(msg: EmailMessage, path: Path) -> None:
             os.fsync(fh.fileno())
         tmp.replace(path)
     except OSError as e:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # on a read-only folder, unlink fails too
+            tmp.unlink(missing_ok=True)
         raise InputError(f"cannot write {path}: {e.strerror}") from None
 
 
