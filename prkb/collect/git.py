@@ -431,11 +431,12 @@ def collect_git(
                     store, git, sha, set(files), profile, repo_name, stats, warn, auditor, lineage
                 )
                 b.advance()
-        with store.transaction():
-            store.set_state("git", scope, "tip", tip)
     from ..graph import build_relations  # networkx: imported only when there is work
 
     build_relations(store, profile)
+    # the cursor moves only once the relations are built: a run killed in between redoes them
+    with store.transaction():
+        store.set_state("git", scope, "tip", tip)
     stats.seconds = time.perf_counter() - t0
     return stats
 
