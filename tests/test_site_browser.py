@@ -21,7 +21,7 @@ import pytest
 from test_site_build import make_kb
 
 from prkb.profile import load_profile
-from prkb.publish import site_links
+from prkb.publish import site_links, site_pages
 from prkb.publish.site import build_site
 
 pytestmark = pytest.mark.browser
@@ -44,8 +44,11 @@ def free_port() -> int:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("browser")
-    with make_kb(tmp / "kb.sqlite") as store:
+    # the home page's HTML holds only the newest rows; the rest come from timeline.json
+    with make_kb(tmp / "kb.sqlite") as store, pytest.MonkeyPatch.context() as mp:
+        mp.setattr(site_pages, "HOME_ROWS", 3)
         build_site(store, tmp / "site", load_profile(None), search=True)
+    assert (tmp / "site" / "en" / "index.html").read_text().count('<li class="pr ') == 3
     return tmp / "site"
 
 
@@ -120,6 +123,7 @@ def page(browser: Any) -> Iterator[tuple[Any, Watch]]:
 def test_home_filter_then_pr_then_language_switch(page: tuple[Any, Watch], base_url: str) -> None:
     pg, _ = page
     pg.goto(base_url + "en/index.html")
+    pg.wait_for_selector("#timeline[data-full='1']")
     rows = pg.locator("#timeline li.pr")
     total = rows.count()
     assert total == 7

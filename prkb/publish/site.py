@@ -164,6 +164,7 @@ def build_site(
         links: dict[str, list[str]] = {}
         for d in {str(Path(p.path).parent) for p in pages}:
             (tmp / d).mkdir(parents=True, exist_ok=True)
+        stats.seconds["plan"] = time.perf_counter() - t1
         todo: list[int] = []
         keep: list[int] = []
         valid = old.get("salt") == salt
@@ -176,6 +177,8 @@ def build_site(
             else:
                 todo.append(i)
         # unchanged pages: hard links to the previous build (threads: the calls wait on I/O)
+        stats.seconds["hash"] = time.perf_counter() - t1 - stats.seconds["plan"]
+
         def reuse_slice(part: list[int]) -> list[bool]:
             return [_reuse(out / pages[i].path, tmp / pages[i].path) for i in part]
 
@@ -192,6 +195,8 @@ def build_site(
             stats.reused += 1
             if on_page is not None:
                 on_page()
+        stats.seconds["reuse"] = time.perf_counter() - t1 - stats.seconds["plan"] - stats.seconds[
+            "hash"]
         job = RenderJob(pages, store, langs, base_url, tmp)
         for i, page_links in render_all(job, todo, on_done=_advance(on_page)).items():
             path = pages[i].path

@@ -207,7 +207,7 @@ def builder_histories(data: SiteData, profile: Profile) -> dict[str, dict[str, A
     def entry(cls: str) -> dict[str, Any]:
         if cls not in out:
             out[cls] = {"class": cls, "slug": class_slug(cls), "files": [], "runs": [],
-                        "prs": [], "source": "declared"}
+                        "prs": [], "source": "declared", "_ids": set()}
         return out[cls]
 
     for lv in data.levels:
@@ -229,7 +229,8 @@ def builder_histories(data: SiteData, profile: Profile) -> dict[str, dict[str, A
             b = entry(c["class"])
             if c["file"] not in b["files"]:
                 b["files"].append(c["file"])
-            if pr["id"] not in [p["id"] for p in b["prs"]]:
+            if pr["id"] not in b["_ids"]:
+                b["_ids"].add(pr["id"])
                 b["prs"].append(pr)
             if b["source"] == "declared" and pr["state"] == "merged":
                 dyn_prev = b["runs"][-1]["dynamic"] if b["runs"] else False
@@ -242,6 +243,7 @@ def builder_histories(data: SiteData, profile: Profile) -> dict[str, dict[str, A
                 b["runs"].append(_run(profile, value, dyn, c["after"], pr["date"], pr["sha"], pr))
     for b in out.values():
         b["current"] = b["runs"][-1] if b["runs"] else None
+        del b["_ids"]
     return dict(sorted(out.items()))
 
 

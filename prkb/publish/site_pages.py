@@ -7,6 +7,7 @@ to be rendered, so an unchanged PR page costs a hash, not a report.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -22,6 +23,8 @@ from .site_gather import SiteData
 
 LANG_CODES = {"zh": "zh-CN", "en": "en"}
 FEED_LIMIT = 200
+HOME_ROWS = 300  # rows in the home page's HTML; its script loads the rest from timeline.json
+GRAPH_ROWS = 500  # rows of the relation table under the graph (the graph itself has all)
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 
 
@@ -110,6 +113,7 @@ def plan_pages(
     """Every page of the site, in write order."""
     pages: list[Page] = []
     timeline = [summary(p) for p in data.prs]
+    summaries = {p["id"]: t for p, t in zip(data.prs, timeline, strict=True)}
     counts = _counts(data)
     lo, hi = site_svg.span(data.builders)
     ticks = site_svg.axis_ticks(lo, hi)
@@ -141,14 +145,31 @@ def plan_pages(
     levels = list(profile.levels)
     meanings = profile.level_meaning
     gl = glossary()
-    common_inputs = {"langs": langs, "levels": levels, "base": base_url}
+    common = {"langs": langs, "levels": levels, "base": base_url}
     feed_items = timeline[:FEED_LIMIT]
+    # big inputs shared by several pages are hashed once; pages name them by digest
+    d_timeline = digest(timeline)
+    d_graph = digest([graph_nodes, graph_edges])
+    d_matrix = digest([matrix_rows, changes_log])
+    d_audit = digest(audit)
+    d_feed = digest(feed_items)
+    per_pr = []
+    for pr in data.prs:
+        rel = related(data, pr)
+        now = {c["class"]: data.builders[c["class"]]["current"]
+               for c in pr["changes"] if c["class"] in data.builders}
+        inputs = {**common, "d": digest([{k: v for k, v in pr.items() if k != "id"}, rel, now])}
+        per_pr.append((pr, rel, now, inputs))
+    per_builder = []
+    for b in data.builders.values():
+        prs = [summaries[p["id"]] for p in reversed(b["prs"])]
+        chart = site_svg.step_chart(b["runs"], profile.levels)
+        inputs = {**common, "d": digest([{k: v for k, v in b.items() if k != "prs"}, prs])}
+        per_builder.append((b, prs, chart, inputs))
 
+    pages.append(Page("index.html", "site/root.html", common, partial(dict, langs=langs)))
     pages.append(
-        Page("index.html", "site/root.html", common_inputs, partial(dict, langs=langs))
-    )
-    pages.append(
-        Page("404.html", "site/404.html", common_inputs,
+        Page("404.html", "site/404.html", common,
              partial(dict, langs=langs, base_url=base_url))
     )
     for lang in langs:
@@ -156,83 +177,99 @@ def plan_pages(
             "levels": levels, "meanings": meanings.get(lang, {}), "profile": profile,
         }
         pages.append(Page(
-            f"{lang}/index.html", "site/index.html",
-            {**common_inputs, "t": timeline, "c": counts},
-            partial(dict, fixed, timeline=timeline, counts=counts,
-                    risk_codes=list(gl.get("risk_tags", {})),
+            f"{lang}/index.html", "site/index.html", {**common, "d": d_timeline, "c": counts},
+            partial(dict, fixed, timeline=timeline[:HOME_ROWS], total=len(timeline),
+                    counts=counts, risk_codes=list(gl.get("risk_tags", {})),
                     directions=list(gl.get("directions", {})), platforms=profile.platforms),
             lang=lang,
         ))
-        for pr in data.prs:
-            rel = related(data, pr)
-            pr_inputs = {
-                **common_inputs,
-                "pr": {k: v for k, v in pr.items() if k != "id"},
-                "rel": rel,
-                "builders": {c["class"]: data.builders[c["class"]]["current"]
-                             for c in pr["changes"] if c["class"] in data.builders},
-            }
+        pages.append(Page(
+            f"{lang}/timeline.json", "", {**common, "d": d_timeline},
+            partial(_timeline_json, timeline, lang), lang=lang, kind="json",
+        ))
+        for pr, rel, now, inputs in per_pr:
             pages.append(Page(
-                f"{lang}/pr/{pr['slug']}.html", "site/pr.html", pr_inputs,
-                partial(_pr_context, store, data, report_html, fixed, pr, rel, lang),
+                f"{lang}/pr/{pr['slug']}.html", "site/pr.html", inputs,
+                partial(_pr_context, store, report_html, fixed, pr, rel, now, lang),
                 lang=lang, search=True,
             ))
         pages.append(Page(
-            f"{lang}/matrix.html", "site/matrix.html",
-            {**common_inputs, "rows": matrix_rows, "log": changes_log},
-            partial(dict, fixed, rows=matrix_rows, ticks=ticks, log=changes_log),
+            f"{lang}/matrix.html", "site/matrix.html", {**common, "d": d_matrix},
+            partial(dict, fixed, rows=matrix_rows, ticks=ticks, log=changes_log,
+                    bar_svg=site_svg.bar_svg),
             lang=lang,
         ))
-        for b in data.builders.values():
-            chart = site_svg.step_chart(b["runs"], profile.levels)
-            prs = [summary(p) for p in reversed(b["prs"])]
+        for b, prs, chart, inputs in per_builder:
             pages.append(Page(
-                f"{lang}/builder/{b['slug']}.html", "site/builder.html",
-                {**common_inputs, "b": {k: v for k, v in b.items() if k != "prs"}, "prs": prs},
+                f"{lang}/builder/{b['slug']}.html", "site/builder.html", inputs,
                 partial(dict, fixed, b=b, chart=chart, prs=prs),
                 lang=lang, search=True,
             ))
         pages.append(Page(
-            f"{lang}/graph.html", "site/graph.html",
-            {**common_inputs, "n": graph_nodes, "e": graph_edges},
-            partial(dict, fixed, nodes=graph_nodes, edges=graph_edges,
-                    byid={n["id"]: n for n in graph_nodes}),
+            f"{lang}/graph.html", "site/graph.html", {**common, "d": d_graph},
+            partial(dict, fixed, nodes=graph_nodes, edges=graph_edges[:GRAPH_ROWS],
+                    total_edges=len(graph_edges), byid={n["id"]: n for n in graph_nodes}),
             lang=lang,
         ))
         pages.append(Page(
-            f"{lang}/graph.json", "", {**common_inputs, "n": graph_nodes, "e": graph_edges},
+            f"{lang}/graph.json", "", {**common, "d": d_graph},
             partial(dict, nodes=graph_nodes, edges=graph_edges, lang=lang),
             lang=lang, kind="json",
         ))
         pages.append(Page(
-            f"{lang}/audit.html", "site/audit.html", {**common_inputs, "a": audit},
+            f"{lang}/audit.html", "site/audit.html", {**common, "d": d_audit},
             partial(dict, fixed, rows=audit),
             lang=lang,
         ))
         pages.append(Page(
-            f"{lang}/search.html", "site/search.html", common_inputs,
+            f"{lang}/search.html", "site/search.html", common,
             partial(dict, fixed), lang=lang,
         ))
         pages.append(Page(
-            f"{lang}/feed.xml", "", {**common_inputs, "f": feed_items},
+            f"{lang}/feed.xml", "", {**common, "d": d_feed},
             partial(dict, items=feed_items, lang=lang),
             lang=lang, kind="feed",
         ))
     pages.append(Page(
-        "feed.xml", "", {**common_inputs, "f": feed_items},
+        "feed.xml", "", {**common, "d": d_feed},
         partial(dict, items=feed_items, lang="en" if "en" in langs else langs[-1]),
         lang=None, kind="feed",
     ))
     return pages
 
 
+def digest(obj: Any) -> str:
+    """Hash of plain data (dicts, lists, strings, numbers) built in a fixed order."""
+    return hashlib.sha256(repr(obj).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _timeline_json(timeline: list[dict[str, Any]], lang: str) -> dict[str, Any]:
+    """Every PR of the timeline for the home page's script, with the labels it shows."""
+    gl = glossary()
+
+    def labels(section: str) -> dict[str, str]:
+        return {code: str(e.get(lang) or e.get("en") or code)
+                for code, e in gl.get(section, {}).items()}
+
+    return {
+        "lang": lang,
+        "labels": {"tags": labels("risk_tags"), "dirs": labels("directions")},
+        "prs": [
+            {"s": p["slug"], "l": p["label"], "t": p["title"], "st": p["state"],
+             "d": p["date"][:10], "pl": p["platforms"], "tg": p["tags"], "dr": p["directions"],
+             "c": [[c["class"], c["before"], c["after"], c["direction"]] for c in p["changes"]]}
+            for p in timeline
+        ],
+    }
+
+
 def _pr_context(
     store: Store,
-    data: SiteData,
     report_html: Callable[[Store, dict[str, Any], str], str],
     fixed: dict[str, Any],
     pr: dict[str, Any],
     rel: list[dict[str, Any]],
+    now: dict[str, Any],
     lang: str,
 ) -> dict[str, Any]:
     return {
@@ -240,8 +277,7 @@ def _pr_context(
         "pr": pr,
         "related": rel,
         "github": github_url(pr),
-        "now": {c["class"]: data.builders[c["class"]]["current"]
-                for c in pr["changes"] if c["class"] in data.builders},
+        "now": now,
         "report": report_html(store, pr, lang),
     }
 

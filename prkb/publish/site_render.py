@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import jinja2
 from markupsafe import Markup
@@ -58,10 +59,13 @@ def _env(lang: str, envs: dict[str, jinja2.Environment]) -> jinja2.Environment:
         catalog = translations(lang)
 
         @lru_cache(maxsize=4096)
-        def gettext(msgid: str) -> Markup:
-            # what the i18n extension's newstyle gettext returns under autoescape, cached:
-            # catalog text is trusted; values are never interpolated into it
+        def lookup(msgid: str) -> Markup:
             return Markup(catalog.gettext(msgid))
+
+        def gettext(msgid: str, **variables: Any) -> Markup:
+            # the i18n extension's newstyle gettext under autoescape, with the lookup cached:
+            # catalog text is trusted markup; variables are escaped by Markup's % operator
+            return lookup(msgid) % variables
 
         env.globals["gettext"] = gettext
         envs[lang] = env

@@ -7,7 +7,10 @@ Level colours come from CSS classes ``lvl-r<rank>`` (``lvl-cond`` for an express
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from html import escape
 from typing import Any
+
+from markupsafe import Markup
 
 WIDTH = 1000.0
 
@@ -136,3 +139,26 @@ def step_chart(
         "grid": grid,
         "ticks": ticks,
     }
+
+
+def bar_svg(segs: list[dict[str, Any]], here: str, no_decl: str, dynamic: str) -> Markup:
+    """The SVG content of one matrix row (built here, not in Jinja: rows can be long).
+
+    Every text is escaped; hrefs are built from PR slugs (digits or ``c`` + hex).
+    """
+    out = []
+    for s in segs:
+        r = s["run"]
+        title = f"{r['at'][:10]} {r['value'] or no_decl}"
+        if r["dynamic"]:
+            title += f" ({dynamic})"
+        if r["pr_label"]:
+            title += f" · {r['pr_label']}"
+        rect = (f'<rect x="{s["x"]}" y="2" width="{s["w"]}" height="18" class="seg {s["cls"]}">'
+                f"<title>{escape(title)}</title></rect>")
+        if r["dynamic"]:
+            rect += f'<rect x="{s["x"]}" y="2" width="{s["w"]}" height="5" class="dynmark"/>'
+        if r["pr"]:
+            rect = f'<a href="{escape(here)}pr/{escape(r["pr"])}.html">{rect}</a>'
+        out.append(rect)
+    return Markup("".join(out))

@@ -1,36 +1,85 @@
-// Filters of the timeline: hide rows that do not match every chosen value.
+// The home page's timeline: every PR (the HTML holds the newest; timeline.json has all),
+// and filters that hide rows not matching every chosen value. Text is set with textContent.
 "use strict";
 (function () {
   const form = document.getElementById("filters");
   const list = document.getElementById("timeline");
   if (!form || !list) return;
   const selects = Array.from(form.querySelectorAll("select[data-key]"));
-  const rows = Array.from(list.querySelectorAll("li.pr"));
   const count = document.getElementById("f-count");
-  const total = rows.length;
   const tmpl = count ? count.dataset.template || "{shown} / {total}" : "";
-  const words = rows.map((row) => {
-    const w = {};
-    for (const s of selects) {
-      const key = s.dataset.key;
-      w[key] = new Set((row.dataset[key] || "").split(" ").filter(Boolean));
+  const stateNames = {};
+  const stateSelect = document.getElementById("f-state");
+  if (stateSelect) for (const o of stateSelect.options) if (o.value) stateNames[o.value] = o.textContent;
+  let rows = [];
+  let words = [];
+
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+
+  function row(p, labels, here) {
+    const li = el("li", "pr state-" + p.st);
+    li.dataset.platforms = p.pl.join(" ");
+    li.dataset.tags = p.tg.join(" ");
+    li.dataset.dirs = p.dr.join(" ");
+    li.dataset.state = p.st;
+    const when = el("div", "when");
+    const time = el("time", "", p.d || "?");
+    time.dateTime = p.d;
+    when.append(time, el("span", "state", stateNames[p.st] || p.st));
+    const what = el("div", "what");
+    const a = el("a", "title");
+    a.href = here + "pr/" + encodeURIComponent(p.s) + ".html";
+    a.append(el("span", "num", p.l), document.createTextNode(" " + p.t));
+    what.append(a);
+    if (p.c.length) {
+      const ul = el("ul", "changes");
+      for (const c of p.c.slice(0, 4)) {
+        const item = el("li");
+        item.append(el("code", "", c[0]), document.createTextNode(": " + (c[1] || "–") + " → " + (c[2] || "–") + " "),
+          el("span", "dir dir-" + c[3], labels.dirs[c[3]] || c[3]));
+        ul.append(item);
+      }
+      if (p.c.length > 4) ul.append(el("li", "", "… " + (p.c.length - 4)));
+      what.append(ul);
     }
-    return w;
-  });
+    if (p.tg.length) {
+      const ul = el("ul", "tags");
+      for (const t of p.tg) ul.append(el("li", "tag tag-" + t, labels.tags[t] || t));
+      what.append(ul);
+    }
+    li.append(when, what);
+    return li;
+  }
+
+  function index() {
+    rows = Array.from(list.querySelectorAll("li.pr"));
+    words = rows.map((r) => {
+      const w = {};
+      for (const s of selects) w[s.dataset.key] = new Set((r.dataset[s.dataset.key] || "").split(" ").filter(Boolean));
+      return w;
+    });
+  }
+
   function apply() {
     const wanted = selects.map((s) => [s.dataset.key, s.value]).filter((kv) => kv[1]);
     let shown = 0;
-    rows.forEach((row, i) => {
+    rows.forEach((r, i) => {
       const ok = wanted.every(([key, value]) => words[i][key].has(value));
-      row.hidden = !ok;
+      r.hidden = !ok;
       if (ok) shown += 1;
     });
-    if (count) count.textContent = tmpl.replace("{shown}", String(shown)).replace("{total}", String(total));
+    if (count) count.textContent = tmpl.replace("{shown}", String(shown)).replace("{total}", String(rows.length));
     const params = new URLSearchParams();
     for (const [key, value] of wanted) params.set(key, value);
     const q = params.toString();
     history.replaceState(null, "", q ? "#" + q : location.pathname);
   }
+
   const initial = new URLSearchParams(location.hash.slice(1));
   for (const s of selects) {
     const v = initial.get(s.dataset.key);
@@ -38,5 +87,19 @@
     s.addEventListener("change", apply);
   }
   form.addEventListener("submit", (e) => e.preventDefault());
+  index();
   apply();
+  const total = Number(list.dataset.total || "0");
+  if (total > rows.length && list.dataset.src) {
+    fetch(list.dataset.src).then((r) => r.json()).then((data) => {
+      const frag = document.createDocumentFragment();
+      for (const p of data.prs) frag.append(row(p, data.labels, list.dataset.here || ""));
+      list.replaceChildren(frag);
+      index();
+      apply();
+      list.dataset.full = "1";
+    }).catch(() => { list.dataset.full = "error"; });
+  } else {
+    list.dataset.full = "1";
+  }
 })();
