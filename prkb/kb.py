@@ -82,34 +82,50 @@ def ingest(
     repo = (rec.get("prkb") or {}).get("repo") or profile.repo
     ref = record_ref(rec)
     digest = content_hash(rec)
-    existing = store.conn.execute(
-        "SELECT id, raw_hash, updated_at FROM prs WHERE repo=? AND ref=?", (repo, ref)
-    ).fetchone()
-    if existing is not None and existing["raw_hash"] == digest:
+    existing = _stored(store.conn, repo, ref)
+    kept = _kept(existing, digest, rec)
+    if kept is not None:
         if on_write is not None:
             with store.transaction() as conn:
                 on_write(conn)
-        return IngestResult(ref, "unchanged", existing["id"])
-    if (
-        existing is not None
-        and existing["updated_at"]
-        and rec.get("updated_at")
-        and rec["updated_at"] < existing["updated_at"]
-    ):
-        if on_write is not None:
-            with store.transaction() as conn:
-                on_write(conn)
-        return IngestResult(ref, "older", existing["id"])
+        return IngestResult(ref, kept, existing["id"] if existing is not None else None)
     changes, findings, notes = symbol_changes_for(rec, profile, contents)
     findings.extend(extra_findings or [])
     analysis = analyse(rec, changes, findings, profile)
     with store.transaction() as conn:
+        # another process may have written this PR since the look above: look again
+        existing = _stored(conn, repo, ref)
+        kept = _kept(existing, digest, rec)
+        if kept is not None and existing is not None:
+            if on_write is not None:
+                on_write(conn)
+            return IngestResult(ref, kept, existing["id"])
         pr_id = _write(conn, repo, ref, rec, digest, analysis, existing)
         levels = (rec.get("prkb") or {}).get("builder_levels") or []
         _write_levels(conn, repo, ref, rec, levels)
         if on_write is not None:
             on_write(conn)
     return IngestResult(ref, "new" if existing is None else "updated", pr_id, tuple(notes))
+
+
+def _stored(conn: sqlite3.Connection, repo: str, ref: str) -> sqlite3.Row | None:
+    row: sqlite3.Row | None = conn.execute(
+        "SELECT id, raw_hash, updated_at FROM prs WHERE repo=? AND ref=?", (repo, ref)
+    ).fetchone()
+    return row
+
+
+def _kept(existing: sqlite3.Row | None, digest: str, rec: dict[str, Any]) -> str | None:
+    """"unchanged" or "older" when the stored record stays as it is; None to write."""
+    if existing is None:
+        return None
+    if existing["raw_hash"] == digest:
+        return "unchanged"
+    if existing["updated_at"] and rec.get("updated_at") and rec["updated_at"] < existing[
+        "updated_at"
+    ]:
+        return "older"
+    return None
 
 
 def _write(
