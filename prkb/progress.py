@@ -75,6 +75,9 @@ def warn(msg: str, *, quiet: bool = False) -> None:
     print(f"warning: {safe_term(msg)}", file=sys.stderr, flush=True)
 
 
+_BIDI_CONTROLS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f"
+
+
 def safe_term(text: str) -> str:
     """Text with control characters made visible, so no escape sequence reaches a terminal."""
     out = []
@@ -84,8 +87,21 @@ def safe_term(text: str) -> str:
             out.append(ch)
         elif o < 32 or o == 127 or 0x80 <= o < 0xA0:
             out.append(f"\\x{o:02x}")
-        elif ch in "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f":
+        elif ch in _BIDI_CONTROLS:
             out.append(f"\\u{o:04x}")
         else:
             out.append(ch)
     return "".join(out)
+
+
+def json_term(text: str) -> str:
+    """JSON text (``ensure_ascii=False``) with C1 and bidi controls as ``\\u`` escapes.
+
+    ``json.dumps`` escapes only C0 controls; U+0080..U+009F (CSI is U+009B) and bidi
+    overrides would reach a terminal raw. Such characters occur only inside JSON strings,
+    where the escape denotes the same value, so the output parses to the same data.
+    """
+    return "".join(
+        f"\\u{ord(ch):04x}" if 0x7F <= ord(ch) < 0xA0 or ch in _BIDI_CONTROLS else ch
+        for ch in text
+    )

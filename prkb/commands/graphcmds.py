@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, NotFound
-from ..progress import safe_term
+from ..progress import json_term, safe_term
 from . import open_store, profile_of
 
 _TYPES_HELP = (
@@ -101,7 +101,8 @@ def cmd_graph(args: argparse.Namespace) -> int:
         g = load_graph(store)
         center = node_for(g, store, args.number) if args.number else None
     h = subgraph(g, center, depth=args.depth, types=types)
-    _write(export(h, args.format), args.out)
+    text = export(h, args.format)
+    _write(json_term(text) if args.format == "json" else text, args.out)
     return 0
 
 
@@ -117,7 +118,7 @@ def cmd_timeline(args: argparse.Namespace) -> int:
             hint = f"; did you mean {', '.join(near)}?" if near else ""
             raise NotFound(f"no declaration changes of class {args.class_name!r} are stored{hint}")
     if args.json:
-        print(json.dumps(tl, ensure_ascii=False, indent=1))
+        print(json_term(json.dumps(tl, ensure_ascii=False, indent=1)))
         return 0
     print(safe_term(f"{tl['class']}: declared now {tl['declared_now'] or '-'}"
                     f" (spellings: {', '.join(tl['spellings']) or '-'})"))
@@ -149,7 +150,7 @@ def cmd_lineage(args: argparse.Namespace) -> int:
         key = node_for(g, store, args.number)
     res = lineage(g, key, types)
     if args.json:
-        print(json.dumps(res, ensure_ascii=False, indent=1))
+        print(json_term(json.dumps(res, ensure_ascii=False, indent=1)))
         return 0
     me = res["node"][0]
     print(safe_term(f"{_name(me)} {me['title'] or ''}".rstrip()))

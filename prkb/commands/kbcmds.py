@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..progress import bar, console, safe_term, warn
+from ..progress import bar, console, json_term, safe_term, warn
 from . import open_store, profile_of
 
 
@@ -135,24 +135,19 @@ def cmd_list(args: argparse.Namespace) -> int:
     with open_store(args) as store:
         rows = [facts_from_row(store, r) for r in store.all_prs()]
     if args.json:
-        print(
-            json.dumps(
-                [
-                    {
-                        "number": f["number"],
-                        "ref": f["ref"],
-                        "date": (f["merged_at"] or f["closed_at"] or f["created_at"] or "")[:10],
-                        "title": f["title"],
-                        "state": f["state"],
-                        "changes": short_changes(f["symbol_changes"]),
-                        "risk_tags": [t["code"] for t in f["risk_tags"]],
-                    }
-                    for f in rows
-                ],
-                ensure_ascii=False,
-                indent=1,
-            )
-        )
+        listing = [
+            {
+                "number": f["number"],
+                "ref": f["ref"],
+                "date": (f["merged_at"] or f["closed_at"] or f["created_at"] or "")[:10],
+                "title": f["title"],
+                "state": f["state"],
+                "changes": short_changes(f["symbol_changes"]),
+                "risk_tags": [t["code"] for t in f["risk_tags"]],
+            }
+            for f in rows
+        ]
+        print(json_term(json.dumps(listing, ensure_ascii=False, indent=1)))
         return 0
     from rich.table import Table
 
@@ -181,7 +176,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     with open_store(args) as store:
         facts = pr_facts(store, args.number)
     if args.json:
-        print(json.dumps(facts, ensure_ascii=False, indent=1))
+        print(json_term(json.dumps(facts, ensure_ascii=False, indent=1)))
         return 0
     title = f"#{facts['number']}" if facts["number"] else facts["ref"]
     print(safe_term(f"{title} {facts['title']}"))
