@@ -80,7 +80,7 @@ def terminal_problems(text: str) -> list[str]:
     return sorted({f"U+{ord(m.group(0)):04X}" for m in _TERM_BAD.finditer(text)})
 
 
-_ACTIVE = ("script", "iframe", "object", "embed", "base", "form", "meta", "frame")
+_ACTIVE = ("script", "iframe", "object", "embed", "base", "meta", "frame")
 _URL_ATTRS = ("href", "src", "action", "formaction", "xlink:href", "data", "poster")
 
 
