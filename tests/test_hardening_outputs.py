@@ -249,6 +249,11 @@ _DOT_LINE = re.compile(
 )
 
 
+_MERMAID_LINE = re.compile(
+    r'^  n\d+(?:\["[^"\[\]<>]*"\]|\(\["[^"\[\]<>]*"\]\)| -\.?->\|[^|]*\| n\d+)$'
+)
+
+
 def test_graph_exports_do_not_break_out(kb: Path, capsys, figures) -> None:
     db = ["--db", str(kb), "-q"]
     _, dot, _ = _run(capsys, *db, "graph", "--format", "dot")
@@ -259,8 +264,7 @@ def test_graph_exports_do_not_break_out(kb: Path, capsys, figures) -> None:
         [ln for ln in body if not _DOT_LINE.match(ln)][:3]
     _, mer, _ = _run(capsys, *db, "graph", "--format", "mermaid")
     for ln in mer.strip().splitlines()[1:]:
-        assert re.match(r'^  n\d+(?:\["[^"\[\]<>]*"\]|\(\["[^"\[\]<>]*"\]\)| -\.?->\|[^|]*\| n\d+)$',
-                        ln), ln
+        assert _MERMAID_LINE.match(ln), ln
     _, gml, _ = _run(capsys, *db, "graph", "--format", "graphml")
     root = ET.fromstring(gml.encode("utf-8"))
     texts = " ".join(d.text or "" for d in root.iter() if d.text)
@@ -294,3 +298,62 @@ def test_markdown_escapers_and_to_html_stay_inert(figures, text: str) -> None:
     for md in (md_escape(text), md_inline(text)):
         assert not html_problems(permissive.render(md)), (text, md)
     assert not html_problems(to_html(text)), text
+
+
+# --- the site in Chromium: a dialog handler proves no script from PR text ran -----------------
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.mark.browser
+def test_site_in_chromium_runs_no_hostile_script(site: Path, figures) -> None:
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Debian's chromium is not installed")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    import threading
+
+    from prkb.publish.site_serve import make_server
+
+    server = make_server(site, 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}/"
+    dialogs: list[str] = []
+    errors: list[str] = []
+    paths = ["en/index.html", "zh/index.html", "en/graph.html", "en/matrix.html",
+             "en/audit.html", "zh/audit.html",
+             *(f"en/pr/{BASE + i}.html" for i in range(0, len(HOSTILE), 4)),
+             *sorted(str(p.relative_to(site))
+                     for p in (site / "en" / "builder").glob("*.html"))[:4]]
+    try:
+        with sync_api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                        args=["--no-sandbox", "--disable-gpu"])
+            ctx = browser.new_context()
+            pg = ctx.new_page()
+
+            def on_dialog(d: Any) -> None:
+                dialogs.append(f"{pg.url}: {d.message}")
+                d.dismiss()
+
+            pg.on("dialog", on_dialog)
+            pg.on("pageerror", lambda e: errors.append(f"{pg.url}: {e}"))
+            pg.goto(base + paths[0])
+            pg.evaluate("() => alert('probe')")  # the handler sees a dialog when one opens
+            assert dialogs == [f"{base}{paths[0]}: probe"], dialogs
+            dialogs.clear()
+            for path in paths:
+                pg.goto(base + path, wait_until="load")
+            # the timeline filter takes typed text: hostile input there runs nothing either
+            pg.goto(base + "en/index.html")
+            box = pg.locator("input[type=search], input[type=text]").first
+            if box.count():
+                for h in HOSTILE[:12]:
+                    box.fill(h)
+            pg.wait_for_timeout(300)
+            browser.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    figures.add("outputs", "hostile strings tried", len(HOSTILE) + 12)
+    assert not dialogs, dialogs
+    assert not errors, errors
