@@ -16,18 +16,20 @@ COMMAND_MODULES = [
     "digestcmds",  # digest (weekly email, exactly once)
 ]
 
-_GROUPS: dict[tuple[int, str], Any] = {}
+_GROUPS: dict[tuple[int, str], tuple[Any, Any]] = {}
 
 
 def group(sub: Any, name: str, help_text: str) -> Any:
     """A nested command group (e.g. ``collect``) shared by several modules."""
     key = (id(sub), name)
-    if key not in _GROUPS:
+    # the parser itself is kept with its group: an id can be reused once a parser is freed
+    # (a second main() in one process), and a stale group then meant 'conflicting subparser'
+    if key not in _GROUPS or _GROUPS[key][0] is not sub:
         parser = sub.add_parser(name, help=help_text, description=help_text)
         inner = parser.add_subparsers(dest=f"{name}_command", metavar="SOURCE")
         parser.set_defaults(func=lambda args, p=parser: (p.print_help(), 2)[1])
-        _GROUPS[key] = inner
-    return _GROUPS[key]
+        _GROUPS[key] = (sub, inner)
+    return _GROUPS[key][1]
 
 
 def open_store(args: argparse.Namespace) -> Any:
