@@ -12,6 +12,9 @@ printed (``hardening input: 10400 cases generated, ..., 0 failures``), also unde
 
 from __future__ import annotations
 
+import hashlib
+import os
+import random
 import re
 from collections import Counter
 from typing import Any
@@ -107,6 +110,23 @@ def figures(pytestconfig: pytest.Config) -> Figures:
     return pytestconfig.stash[_FIGS]
 
 
+@pytest.fixture(scope="session")
+def fault_seed(pytestconfig: pytest.Config, figures: Figures) -> int:
+    """One seed per run for random fault schedules: $PRKB_FAULT_SEED, else the xdist run id
+    (the same in every worker), else a random one. Printed, and shown on the summary line."""
+    env = os.environ.get("PRKB_FAULT_SEED")
+    worker = getattr(pytestconfig, "workerinput", None)
+    if env:
+        seed = int(env)
+    elif worker and worker.get("testrunuid"):
+        seed = int(hashlib.sha256(str(worker["testrunuid"]).encode()).hexdigest(), 16) % 10**6
+    else:
+        seed = random.SystemRandom().randrange(1, 10**6)
+    print(f"fault seed: {seed} (PRKB_FAULT_SEED={seed} replays it)")
+    figures.note("faults", f"seed {seed}")
+    return seed
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     m = _AREA.search(report.nodeid)
     if m and report.failed:
@@ -131,6 +151,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         out["prkb_figures"] = session.config.stash[_FIGS].dump()
 
 
+@pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: Any) -> None:
     data = getattr(node, "workeroutput", {}).get("prkb_figures")
     if data:

@@ -123,7 +123,7 @@ def test_migration_race_on_a_new_file(tmp_path: Path, figures) -> None:
 def history(tmp_path_factory: pytest.TempPathFactory) -> GitRepoBuilder:
     repo, _ = build_history(tmp_path_factory.mktemp("conc") / "src")
     levels = ["UNIFORM_BATCH", "UNIFORM_SINGLE_TOKEN_DECODE", "NEVER", "ALWAYS"]
-    for i in range(20):
+    for i in range(10):
         repo.commit({TRITON: triton(levels[i % 4])}, f"[Perf] TritonMLA level {i} (#{2000 + i})")
     return repo
 

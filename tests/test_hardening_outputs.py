@@ -278,7 +278,7 @@ _mixed = st.lists(st.one_of(st.sampled_from(HOSTILE), st.text(max_size=20)), max
     "".join)
 
 
-@settings(max_examples=examples(1500), deadline=None,
+@settings(max_examples=examples(2200), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(text=st.one_of(st.text(), _mixed))
 def test_safe_term_leaves_no_control_sequence(figures, text: str) -> None:
@@ -288,7 +288,7 @@ def test_safe_term_leaves_no_control_sequence(figures, text: str) -> None:
     assert not terminal_problems(out.replace("\n", " ").replace("\t", " "))
 
 
-@settings(max_examples=examples(1000), deadline=None,
+@settings(max_examples=examples(800), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(text=_mixed)
 def test_markdown_escapers_and_to_html_stay_inert(figures, text: str) -> None:
