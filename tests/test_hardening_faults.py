@@ -240,6 +240,9 @@ def _tree(root: Path) -> dict[str, bytes]:
             if p.is_file()}
 
 
+_BUILD = ("site", "build", "--no-search", "--lang", "en", "-o")
+
+
 def _one_error(r: subprocess.CompletedProcess[str], *words: str) -> None:
     assert r.returncode != 0, r.stdout
     assert "Traceback" not in r.stderr, r.stderr
@@ -256,7 +259,7 @@ def test_disk_full_and_read_only_keep_the_previous_site(tmp_path: Path, figures)
                    capture_output=True, env=_env())
     with tmpfs(tmp_path / "disk", "16m") as disk:
         site = disk / "site"
-        ok = subprocess.run(_prkb(db, "site", "build", "-o", str(site), "--no-search"),
+        ok = subprocess.run(_prkb(db, *_BUILD, str(site)),
                             capture_output=True, text=True, env=_env(), timeout=120)
         assert ok.returncode == 0, ok.stderr
         before = _tree(site)
@@ -265,7 +268,7 @@ def test_disk_full_and_read_only_keep_the_previous_site(tmp_path: Path, figures)
                        capture_output=True, env=_env())
         _fill(disk)
         faults = 0
-        r = subprocess.run(_prkb(db, "site", "build", "-o", str(site), "--no-search"),
+        r = subprocess.run(_prkb(db, *_BUILD, str(site)),
                            capture_output=True, text=True, env=_env(), timeout=120)
         _one_error(r, "No space left on device", str(site))
         faults += 1
@@ -280,7 +283,7 @@ def test_disk_full_and_read_only_keep_the_previous_site(tmp_path: Path, figures)
 
         _remount(disk, "ro")
         for args, word in (
-            (("site", "build", "-o", str(site), "--no-search"), str(site)),
+            ((*_BUILD, str(site)), str(site)),
             (("digest", "--week", "2026-W28", "--send-empty", "-o", str(disk / "d.eml")),
              "d.eml"),
             (("export", str(disk / "x.jsonl")), "x.jsonl"),
@@ -291,7 +294,7 @@ def test_disk_full_and_read_only_keep_the_previous_site(tmp_path: Path, figures)
             faults += 1
         assert _tree(site) == before
         _remount(disk, "rw")
-        again = subprocess.run(_prkb(db, "site", "build", "-o", str(site), "--no-search"),
+        again = subprocess.run(_prkb(db, *_BUILD, str(site)),
                                capture_output=True, text=True, env=_env(), timeout=120)
         assert again.returncode == 0, again.stderr  # room again: the build goes through
         assert _tree(site) != before

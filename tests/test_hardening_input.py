@@ -150,7 +150,7 @@ def _apply(rec: dict[str, Any], path: str, value: Any) -> None:
 _STORE = Store(":memory:")
 
 
-@cases(1000)
+@cases(700)
 @given(muts=_mutations, ext=st.lists(st.tuples(
     st.sampled_from(["symbol_changes", "findings", "builder_levels", "lineage"]), _ext_items),
     max_size=2), number=st.integers(1, 40))
@@ -226,7 +226,7 @@ def _snapshot(draw: st.DrawFn) -> list[tuple[str, bytes, dict[str, Any] | None]]
     return lines
 
 
-@cases(300)
+@cases(250)
 @given(snap=_snapshot())
 def test_snapshot_lines_each_bad_line_is_one_error(figures, snap) -> None:
     figures.add("input", "cases generated")
@@ -319,7 +319,7 @@ _patch_line = st.one_of(
 )
 
 
-@cases(1200)
+@cases(900)
 @given(lines=st.lists(_patch_line, max_size=15), crlf=st.booleans(), tail=st.booleans(),
        path=st.sampled_from(["a.py", "b/c d.py", "\u202eevil.py", ""]))
 def test_patch_readers_never_raise(figures, lines, crlf, tail, path) -> None:
@@ -334,7 +334,7 @@ def test_patch_readers_never_raise(figures, lines, crlf, tail, path) -> None:
     assert all(line in kept for line in trimmed.split("\n") if line)  # only input lines
 
 
-@cases(3500)
+@cases(4200)
 @given(text=st.text(max_size=300))
 def test_patch_readers_on_any_text(figures, text) -> None:
     figures.add("input", "cases generated")
@@ -425,7 +425,7 @@ def _source(draw: st.DrawFn) -> str:
     return text + draw(st.sampled_from(["", "\n", "\r\n", "\\"]))
 
 
-@cases(1000)
+@cases(700)
 @given(a=_source(), b=_source())
 def test_sources_parse_or_raise_source_error(figures, a, b) -> None:
     figures.add("input", "cases generated")

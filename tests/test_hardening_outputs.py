@@ -278,9 +278,9 @@ _mixed = st.lists(st.one_of(st.sampled_from(HOSTILE), st.text(max_size=20)), max
     "".join)
 
 
-@settings(max_examples=examples(2200), deadline=None,
+@settings(max_examples=examples(2500), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(text=st.one_of(st.text(), _mixed))
+@given(text=st.one_of(st.text(max_size=200), _mixed))
 def test_safe_term_leaves_no_control_sequence(figures, text: str) -> None:
     figures.add("outputs", "cases generated")
     figures.add("outputs", "hostile strings tried")
@@ -321,9 +321,9 @@ def test_site_in_chromium_runs_no_hostile_script(site: Path, figures) -> None:
     errors: list[str] = []
     paths = ["en/index.html", "zh/index.html", "en/graph.html", "en/matrix.html",
              "en/audit.html", "zh/audit.html",
-             *(f"en/pr/{BASE + i}.html" for i in range(0, len(HOSTILE), 4)),
+             *(f"en/pr/{BASE + i}.html" for i in range(0, len(HOSTILE), 8)),
              *sorted(str(p.relative_to(site))
-                     for p in (site / "en" / "builder").glob("*.html"))[:4]]
+                     for p in (site / "en" / "builder").glob("*.html"))[:2]]
     try:
         with sync_api.sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
