@@ -227,9 +227,13 @@ def build_site(
                 stats.search_reindexed = True
             new_manifest["search"] = True
             stats.seconds["search"] = time.perf_counter() - t4
+        t5 = time.perf_counter()
         (tmp / MANIFEST).write_text(json.dumps(new_manifest, separators=(",", ":")),
                                     encoding="utf-8")
+        t6 = time.perf_counter()
+        stats.seconds["manifest"] = t6 - t5
         _swap(tmp, out)
+        stats.seconds["swap"] = time.perf_counter() - t6
     except OSError as e:  # disk full, read-only folder...: the previous site is kept
         shutil.rmtree(tmp, ignore_errors=True)
         raise _write_error(out, e) from None

@@ -148,11 +148,9 @@ def plan_pages(
     common = {"langs": langs, "levels": levels, "base": base_url}
     feed_items = timeline[:FEED_LIMIT]
     # big inputs shared by several pages are hashed once; pages name them by digest
-    d_timeline = digest(timeline)
     d_graph = digest([graph_nodes, graph_edges])
     d_matrix = digest([matrix_rows, changes_log])
     d_audit = digest(audit)
-    d_feed = digest(feed_items)
     per_pr = []
     for pr in data.prs:
         rel = related(data, pr)
@@ -160,6 +158,10 @@ def plan_pages(
                for c in pr["changes"] if c["class"] in data.builders}
         inputs = {**common, "d": digest([{k: v for k, v in pr.items() if k != "id"}, rel, now])}
         per_pr.append((pr, rel, now, inputs))
+    # a timeline row shows only fields of its PR, so the PR digests stand for the rows
+    pr_digests = [str(x[3]["d"]) for x in per_pr]
+    d_timeline = hashlib.sha256("".join(pr_digests).encode()).hexdigest()
+    d_feed = hashlib.sha256("".join(pr_digests[:FEED_LIMIT]).encode()).hexdigest()
     per_builder = []
     for b in data.builders.values():
         prs = [summaries[p["id"]] for p in reversed(b["prs"])]
