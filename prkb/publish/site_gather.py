@@ -225,7 +225,15 @@ def builder_histories(data: SiteData, profile: Profile) -> dict[str, dict[str, A
                               lv["committed_at"], lv["commit_sha"], pr))
     # PRs that changed a declaration of each class (oldest first); the fallback history
     for pr in reversed(data.prs):
+        # a class whose declaration moved between files in this PR (removed from one file,
+        # added in another) keeps the added value: the removal is not its last word
+        moved = {
+            c["class"] for c in pr["changes"]
+            if c["after"] is not None and not c["direction"].startswith("dynamic")
+        }
         for c in pr["changes"]:
+            if c["direction"] == "removed" and c["class"] in moved:
+                continue
             b = entry(c["class"])
             if c["file"] not in b["files"]:
                 b["files"].append(c["file"])

@@ -1,0 +1,45 @@
+"""The site's per-builder history from declaration changes (no audit rows for the class)."""
+
+from __future__ import annotations
+
+from prkb.kb import ingest
+from prkb.profile import load_profile
+from prkb.publish.site_gather import builder_histories, gather
+from prkb.store import Store
+
+
+def rec(number: int, when: str, changes: list[dict[str, object]]) -> dict[str, object]:
+    return {
+        "number": number,
+        "title": f"change {number}",
+        "state": "merged",
+        "merged_at": when,
+        "files": [{"filename": c["file"], "status": "modified"} for c in changes],
+        "source": "git",
+        "merge_commit_sha": f"{number:040x}",
+        "prkb": {"symbol_changes": changes},
+    }
+
+
+def test_declaration_moved_between_files_keeps_its_value(tmp_path):
+    profile = load_profile()
+    store = Store(tmp_path / "kb.sqlite")
+    old, new = "vllm/v1/attention/backends/utils.py", "vllm/v1/attention/backend.py"
+    ingest(store, rec(1, "2026-01-01T00:00:00Z", [
+        {"file": old, "class": "Base", "attr": "_cudagraph_support", "before": None,
+         "after": "NEVER", "direction": "added"},
+    ]), profile)
+    # the move: added in the new file, then removed from the old one (file order)
+    ingest(store, rec(2, "2026-02-01T00:00:00Z", [
+        {"file": new, "class": "Base", "attr": "_cudagraph_support", "before": None,
+         "after": "NEVER", "direction": "added"},
+        {"file": old, "class": "Base", "attr": "_cudagraph_support", "before": "NEVER",
+         "after": None, "direction": "removed"},
+    ]), profile)
+    ingest(store, rec(3, "2026-03-01T00:00:00Z", [
+        {"file": new, "class": "Gone", "attr": "_cudagraph_support", "before": "ALWAYS",
+         "after": None, "direction": "removed"},
+    ]), profile)
+    hist = builder_histories(gather(store, profile), profile)
+    assert hist["Base"]["current"]["value"] == "NEVER"
+    assert hist["Gone"]["current"]["value"] is None  # a real removal still shows
