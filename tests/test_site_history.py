@@ -43,3 +43,28 @@ def test_declaration_moved_between_files_keeps_its_value(tmp_path):
     hist = builder_histories(gather(store, profile), profile)
     assert hist["Base"]["current"]["value"] == "NEVER"
     assert hist["Gone"]["current"]["value"] is None  # a real removal still shows
+
+
+def test_declaration_merged_after_the_mined_history_moves_the_reading(tmp_path):
+    profile = load_profile()
+    store = Store(tmp_path / "kb.sqlite")
+    mined = rec(10, "2026-05-01T00:00:00Z", [
+        {"file": "m.py", "class": "Tri", "attr": "_cudagraph_support", "before": None,
+         "after": "UNIFORM_BATCH", "direction": "added"},
+    ])
+    mined["prkb"]["builder_levels"] = [  # type: ignore[index]
+        {"class": "Tri", "file": "m.py", "declared": "UNIFORM_BATCH",
+         "effective": "UNIFORM_BATCH", "dynamic": False, "spec_ready": False},
+    ]
+    ingest(store, mined, profile)
+    curated = rec(11, "2026-07-09T00:00:00Z", [
+        {"file": "m.py", "class": "Tri", "attr": "_cudagraph_support",
+         "before": "UNIFORM_BATCH", "after": "UNIFORM_SINGLE_TOKEN_DECODE",
+         "direction": "lowered"},
+    ])
+    curated["source"] = "curated"
+    ingest(store, curated, profile)
+    hist = builder_histories(gather(store, profile), profile)
+    assert [r["value"] for r in hist["Tri"]["runs"]] == [
+        "UNIFORM_BATCH", "UNIFORM_SINGLE_TOKEN_DECODE"
+    ]

@@ -223,6 +223,7 @@ def builder_histories(data: SiteData, profile: Profile) -> dict[str, dict[str, A
         pr = by_ref.get(lv["pr_ref"] or "")
         b["runs"].append(_run(profile, value, bool(lv["dynamic"]), lv["declared"],
                               lv["committed_at"], lv["commit_sha"], pr))
+    collected_shas = {lv["commit_sha"] for lv in data.levels}
     # PRs that changed a declaration of each class (oldest first); the fallback history
     for pr in reversed(data.prs):
         # a class whose declaration moved between files in this PR (removed from one file,
@@ -240,7 +241,16 @@ def builder_histories(data: SiteData, profile: Profile) -> dict[str, dict[str, A
             if pr["id"] not in b["_ids"]:
                 b["_ids"].add(pr["id"])
                 b["prs"].append(pr)
-            if b["source"] == "declared" and pr["state"] == "merged":
+            # declaration changes merged after the last collected commit (e.g. curated PRs
+            # newer than the mined history) still move the class's reading
+            later = (
+                b["source"] == "collected"
+                and bool(b["runs"])
+                and pr["date"] > b["runs"][-1]["at"]
+                and pr["sha"] not in collected_shas
+                and c["after"] is not None
+            )
+            if (b["source"] == "declared" or later) and pr["state"] == "merged":
                 dyn_prev = b["runs"][-1]["dynamic"] if b["runs"] else False
                 if c["direction"] == "dynamic-added":
                     value, dyn = (b["runs"][-1]["value"] if b["runs"] else None), True
