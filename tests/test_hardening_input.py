@@ -226,7 +226,7 @@ def _snapshot(draw: st.DrawFn) -> list[tuple[str, bytes, dict[str, Any] | None]]
     return lines
 
 
-@cases(250)
+@cases(150)
 @given(snap=_snapshot())
 def test_snapshot_lines_each_bad_line_is_one_error(figures, snap) -> None:
     figures.add("input", "cases generated")
@@ -334,7 +334,7 @@ def test_patch_readers_never_raise(figures, lines, crlf, tail, path) -> None:
     assert all(line in kept for line in trimmed.split("\n") if line)  # only input lines
 
 
-@cases(4200)
+@cases(4300)
 @given(text=st.text(max_size=300))
 def test_patch_readers_on_any_text(figures, text) -> None:
     figures.add("input", "cases generated")
