@@ -246,3 +246,20 @@ def test_screenshots_and_mobile_layout(browser: Any, base_url: str, tmp_path: Pa
             pg.wait_for_timeout(300)
             pg.screenshot(path=f"{shots}/{name.replace('/', '-')}.png", full_page=True)
         ctx.close()
+
+
+def test_digest_from_navigation_to_a_pr_and_language_switch(
+    page: tuple[Any, Watch], base_url: str
+) -> None:
+    pg, _ = page
+    pg.goto(base_url + "en/matrix.html")
+    pg.click("nav.nav >> text=Digests")
+    pg.wait_for_url("**/en/digest/index.html")
+    pg.click("ul.weeks >> text=2026-W28")
+    pg.wait_for_url("**/en/digest/2026-W28.html")
+    assert "2026-W28" in pg.inner_text("h1")
+    pg.click("#lang-zh")
+    pg.wait_for_url("**/zh/digest/2026-W28.html")
+    assert "周报" in pg.inner_text("h1")
+    pg.click("article.digestpage a[href='../pr/90001.html'] >> nth=0")
+    pg.wait_for_url("**/zh/pr/90001.html")

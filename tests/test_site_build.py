@@ -403,3 +403,65 @@ def test_serve_is_loopback_only_and_needs_a_site(tmp_path: Path, built: tuple[Pa
         server.server_close()
     root = (built[0] / "index.html").read_text()
     assert 'href="zh/index.html"' in root and 'href="en/index.html"' in root
+
+
+def test_digest_pages_feeds_and_navigation(tmp_path: Path) -> None:
+    from prkb.publish.digest import digest_weeks, render_digest
+
+    profile = load_profile(None)
+    with make_kb(tmp_path / "kb.sqlite") as store:
+        build_site(store, tmp_path / "site", profile, search=False,
+                   base_url="https://example.org/prkb")
+        weeks = digest_weeks(store, profile)
+        hostile_week = "2026-W28"
+        assert hostile_week in weeks and "2025-W01" in weeks
+        expected = render_digest(store, hostile_week, "en", "fragment")
+    site = tmp_path / "site"
+    for lang in ("zh", "en"):
+        index = (site / lang / "digest" / "index.html").read_text()
+        listed = re.findall(r'<a href="(\d{4}-W\d\d)\.html">', index)
+        assert listed == sorted(weeks, reverse=True)
+        for w in weeks:
+            assert (site / lang / "digest" / f"{w}.html").is_file()
+        assert f'href="../../digest-{lang}.xml"' in index
+        # every page links the digests from its navigation
+        assert 'href="../digest/index.html"' in (site / lang / "pr" / "47144.html").read_text()
+        assert 'href="digest/index.html"' in (site / lang / "index.html").read_text()
+    page = (site / "en" / "digest" / f"{hostile_week}.html").read_text()
+    # the digest's own text (counts line) as render_digest gives it, inside the site page
+    summary = re.search(r"<li>Opened: [^<]+</li>", expected)
+    assert summary and summary.group(0) in page
+    assert 'href="../pr/90001.html"' in page and 'href="../pr/47144.html"' in page
+    assert "<script>alert" not in page and "&lt;script&gt;alert" in page
+    assert "javascript:" not in page and "prkb.invalid" not in page
+    assert re.search(r'id="lang-zh"[^>]*href="\.\./\.\./zh/digest/2026-W28\.html"', page)
+    zh_page = (site / "zh" / "digest" / f"{hostile_week}.html").read_text()
+    assert "周报" in zh_page and '<html lang="zh-CN">' in zh_page
+    ns = {"a": "http://www.w3.org/2005/Atom"}
+    for lang in ("zh", "en"):
+        feed = ET.parse(site / f"digest-{lang}.xml").getroot()
+        entries = feed.findall("a:entry", ns)
+        assert len(entries) == min(20, len(weeks))
+        assert entries[0].find("a:link", ns).get("href") == (
+            f"https://example.org/prkb/{lang}/digest/{max(weeks)}.html")
+        assert "<script>" not in (site / f"digest-{lang}.xml").read_text()
+    sm = (site / "sitemap.xml").read_text()
+    assert f"https://example.org/prkb/zh/digest/{hostile_week}.html" in sm
+    assert "https://example.org/prkb/en/digest/index.html" in sm
+
+
+def test_digest_pages_are_incremental(tmp_path: Path) -> None:
+    profile = load_profile(None)
+    out = tmp_path / "site"
+    with make_kb(tmp_path / "kb.sqlite") as store:
+        build_site(store, out, profile, search=False)
+        other = out / "en" / "digest" / "2026-W28.html"
+        ino = other.stat().st_ino
+        rec = plain_record(90010, "Synth A, edited", "2025-01-05T00:00:00Z", "UNIFORM_BATCH",
+                           "SynthMetadataBuilder")
+        rec["updated_at"] = "2026-01-01T00:00:00Z"
+        ingest(store, rec, profile)
+        build_site(store, out, profile, search=False)
+    assert "Synth A, edited" in (out / "en" / "digest" / "2025-W01.html").read_text()
+    assert "Synth A, edited" in (out / "zh" / "digest" / "2025-W01.html").read_text()
+    assert other.stat().st_ino == ino

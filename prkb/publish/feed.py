@@ -74,3 +74,34 @@ def sitemap(paths: Iterable[str], base_url: str | None) -> bytes:
         lines.append(f"  <url><loc>{escape(site_url(base_url, p))}</loc></url>")
     lines.append("</urlset>")
     return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+_DIGEST_TITLES = {
+    "en": "prkb: weekly digests of CUDA graph support declaration changes",
+    "zh": "prkb：CUDA Graph 支持声明变更周报",
+}
+
+
+def digest_feed(
+    entries: Iterable[dict[str, Any]], *, lang: str, base_url: str | None, feed_path: str,
+) -> bytes:
+    """An Atom feed of weekly digests (newest first): each entry holds the week's digest
+    as sanitized HTML content and links to its page in the site."""
+    entries = list(entries)
+    fg = FeedGenerator()
+    fg.id(site_url(base_url or "urn:prkb:", feed_path))
+    fg.title(_DIGEST_TITLES.get(lang, _DIGEST_TITLES["en"]))
+    fg.language("zh-CN" if lang == "zh" else lang)
+    fg.link(href=site_url(base_url, f"{lang}/digest/index.html"), rel="alternate")
+    fg.link(href=site_url(base_url, feed_path), rel="self")
+    fg.updated(max((_when(e["last"] + "T23:59:59Z") for e in entries), default=_when(None)))
+    for e in reversed(entries):  # feedgen prepends
+        fe = fg.add_entry()
+        url = site_url(base_url, f"{lang}/digest/{e['key']}.html")
+        fe.id(url if base_url else f"urn:prkb:{lang}:digest:{e['key']}")
+        fe.title(one_line(e["title"], 300))
+        fe.link(href=url)
+        fe.updated(_when(e["last"] + "T23:59:59Z"))
+        fe.content(e["html"], type="html")
+    data: bytes = fg.atom_str(pretty=True)
+    return data

@@ -281,10 +281,12 @@ def _salt(profile: Profile, langs: list[str], base_url: str | None) -> str:
     files = [
         *sorted((tdir / "site").rglob("*")),
         *sorted((tdir / "report").rglob("*")),
+        *sorted((tdir / "digest").rglob("*")),
         *sorted((tdir / "locales").rglob("*.po")),
         *sorted((root / "prkb" / "render").glob("*.py")),
         *sorted((root / "prkb" / "publish").glob("site*.py")),
         root / "prkb" / "publish" / "feed.py",
+        root / "prkb" / "publish" / "digest.py",
         root / "data" / "glossary.toml",
     ]
     for f in files:

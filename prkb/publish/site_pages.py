@@ -19,6 +19,7 @@ from ..glossary import glossary
 from ..profile import Profile
 from ..store import Store
 from . import site_svg
+from .site_digest import digest_pages
 from .site_gather import SiteData
 
 LANG_CODES = {"zh": "zh-CN", "en": "en"}
@@ -174,10 +175,12 @@ def plan_pages(
         Page("404.html", "site/404.html", common,
              partial(dict, langs=langs, base_url=base_url))
     )
+    fixed_by_lang: dict[str, dict[str, Any]] = {}
     for lang in langs:
         fixed: dict[str, Any] = {
             "levels": levels, "meanings": meanings.get(lang, {}), "profile": profile,
         }
+        fixed_by_lang[lang] = fixed
         pages.append(Page(
             f"{lang}/index.html", "site/index.html", {**common, "d": d_timeline, "c": counts},
             partial(dict, fixed, timeline=timeline[:HOME_ROWS], total=len(timeline),
@@ -232,6 +235,8 @@ def plan_pages(
             partial(dict, items=feed_items, lang=lang),
             lang=lang, kind="feed",
         ))
+    pr_digest = {pr["id"]: str(inputs["d"]) for pr, _rel, _now, inputs in per_pr}
+    pages.extend(digest_pages(store, data, profile, langs, common, pr_digest, fixed_by_lang))
     pages.append(Page(
         "feed.xml", "", {**common, "d": d_feed},
         partial(dict, items=feed_items, lang="en" if "en" in langs else langs[-1]),

@@ -76,6 +76,9 @@ def render_page(job: RenderJob, page: Page) -> bytes:
     ctx = page.context()
     if page.kind == "json":
         return json.dumps(ctx, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    if page.kind == "bytes":
+        body: bytes = ctx["body"]
+        return body
     if page.kind == "feed":
         return atom_feed(ctx["items"], lang=ctx["lang"], base_url=job.base_url,
                          feed_path=page.path)

@@ -2,7 +2,7 @@
 
 Pagefind splits the index by each page's ``<html lang>``, so the Chinese search page finds
 Chinese pages and the English one English pages. Only elements marked
-``data-pagefind-body`` (PR and builder pages) are indexed.
+``data-pagefind-body`` (PR, builder and weekly digest pages) are indexed.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..errors import PrkbError
 
-GLOB = "*/{pr,builder}/*.html"
+GLOB = "*/{pr,builder,digest}/*.html"
 
 
 def index_site(site: Path, pages: list[str]) -> int:

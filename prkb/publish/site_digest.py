@@ -1,0 +1,190 @@
+"""The weekly digests inside the site: one page per ISO week, a list of weeks, Atom feeds.
+
+The weeks are those of :func:`prkb.publish.digest.digest_weeks` (ended weeks in which a PR of
+the profile's repository opened, merged or closed), worked out here from the gathered site
+data so that planning costs no query. A week page's inputs are the digests of the PRs that
+make up that week, so an incremental build renders again only the weeks a changed PR is in.
+The digest itself comes from ``prkb.publish.digest`` (the same text as the mailed digest),
+rendered as an HTML fragment and passed through the same sanitizer as the PR reports.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from functools import partial
+from typing import Any
+
+from ..profile import Profile
+from ..store import Store
+from .site_gather import SiteData
+
+FEED_WEEKS = 20  # entries of each digest feed (newest weeks)
+_MARK = "https://prkb.invalid/site"  # site_url while rendering a page; replaced after nh3
+_PR_HREF = re.compile(
+    r'<a href="https://prkb\.invalid/site/([a-z]{2})/pr/([A-Za-z0-9]+)\.html"[^>]*>(.*?)</a>',
+    re.DOTALL,
+)
+_SELF = re.compile(r' · <a href="https://prkb\.invalid/site/[a-z]{2}/digest/[^"]*"[^>]*>[^<]*</a>')
+_ANY_MARK = re.compile(r'<a href="https://prkb\.invalid/[^"]*"[^>]*>(.*?)</a>', re.DOTALL)
+
+
+def feed_path(lang: str) -> str:
+    return f"digest-{lang}.xml"
+
+
+def week_prs(
+    data: SiteData, profile: Profile, now: datetime | None = None
+) -> dict[str, list[int]]:
+    """Week key -> ids of the PRs that appear in that week's digest, newest week first.
+
+    The same weeks as ``digest_weeks(store, profile)``: a PR counts in the week it opened and
+    in the week it merged (or closed without merging); only weeks that have ended.
+    """
+    from .digest import parse_time, week_key
+
+    current = week_key(now or datetime.now(UTC))
+    weeks: dict[str, list[int]] = {}
+    for pr in reversed(data.prs):  # oldest first: ids in a fixed order
+        if pr["repo"] != profile.repo:
+            continue
+        merged = parse_time(pr["merged_at"])
+        stamps = [parse_time(pr["created_at"])]
+        if pr["state"] == "merged":
+            stamps.append(merged)
+        elif pr["state"] == "closed" and merged is None:
+            stamps.append(parse_time(pr["closed_at"]))
+        for key in {week_key(t) for t in stamps if t is not None}:
+            if key < current:
+                weeks.setdefault(key, []).append(pr["id"])
+    return dict(sorted(weeks.items(), reverse=True))
+
+
+def week_digests(weeks: dict[str, list[int]], pr_digest: dict[int, str]) -> dict[str, str]:
+    """A hash per week of everything its digest shows (the digests of its PRs)."""
+    return {
+        key: hashlib.sha256(f"{key}|{'|'.join(pr_digest[i] for i in ids)}".encode()).hexdigest()
+        for key, ids in weeks.items()
+    }
+
+
+_GATHERED: dict[tuple[int, str, str], Any] = {}
+
+
+def _gathered(store: Store, key: str, profile: Profile) -> Any:
+    """One week's digest data, read once per process for both languages and the feed."""
+    from .digest import gather, week_period
+
+    cache_key = (id(store.conn), profile.name, key)
+    if cache_key not in _GATHERED:
+        if len(_GATHERED) >= 64:
+            _GATHERED.clear()
+        _GATHERED[cache_key] = gather(store, week_period(key), profile)
+    return _GATHERED[cache_key]
+
+
+def week_fragment(
+    store: Store, key: str, lang: str, profile: Profile, slugs: frozenset[str],
+    site_url: str | None = None, *, in_site: bool = True,
+) -> str:
+    """The week's digest as safe HTML (nh3, then :func:`site_safe`).
+
+    ``in_site``: for the week's own page; PR links become relative links to the PR pages, a
+    link to a PR without a page in the site (a relation to a PR outside the KB) becomes its
+    text, and the "read online" link (to the page itself) is dropped. Otherwise links are
+    absolute under ``site_url`` (or the PRs' GitHub URLs without one), as in a feed.
+    """
+    from ..render.markdown import sanitize_html
+    from .digest import render
+    from .site import site_safe
+
+    dg = _gathered(store, key, profile)
+    html = site_safe(sanitize_html(render(dg, lang, "fragment", _MARK if in_site else site_url)))
+    if not in_site:
+        return html
+
+    def pr(m: re.Match[str]) -> str:
+        if m.group(1) == lang and m.group(2) in slugs:
+            return f'<a href="../pr/{m.group(2)}.html">{m.group(3)}</a>'
+        return m.group(3)
+
+    html = _SELF.sub("", html)
+    html = _PR_HREF.sub(pr, html)
+    return _ANY_MARK.sub(r"\1", html)  # anything else under the mark: its text
+
+
+def digest_pages(
+    store: Store,
+    data: SiteData,
+    profile: Profile,
+    langs: list[str],
+    common: dict[str, Any],
+    pr_digest: dict[int, str],
+    fixed: dict[str, dict[str, Any]],
+) -> list[Any]:
+    """The digest pages of every language and their feeds (``Page`` objects)."""
+    from .digest import week_period
+    from .site_pages import Page
+
+    _GATHERED.clear()  # a new build: the knowledge base may have changed since the last
+    weeks = week_prs(data, profile)
+    digests = week_digests(weeks, pr_digest)
+    slugs = frozenset(p["slug"] for p in data.prs)
+    pages: list[Page] = []
+    for lang in langs:
+        rows: list[dict[str, Any]] = []
+        for key, ids in weeks.items():
+            period = week_period(key)
+            rows.append({"key": key, "first": period.first_day.isoformat(),
+                         "last": period.last_day.isoformat(), "prs": len(ids)})
+        pages.append(Page(
+            f"{lang}/digest/index.html", "site/digests.html",
+            {**common, "d": hashlib.sha256(repr(rows).encode()).hexdigest()},
+            partial(dict, fixed[lang], weeks=rows, feed=feed_path(lang)),
+            lang=lang,
+        ))
+        for row in rows:
+            key = row["key"]
+            pages.append(Page(
+                f"{lang}/digest/{key}.html", "site/digest.html",
+                {**common, "d": digests[key]},
+                partial(_week_context, store, profile, fixed[lang], row, lang, slugs),
+                lang=lang, search=True,
+            ))
+        newest = rows[:FEED_WEEKS]
+        pages.append(Page(
+            feed_path(lang), "", {**common, "d": [digests[r["key"]] for r in newest]},
+            partial(_feed_context, store, profile, newest, lang, common.get("base")),
+            lang=None, kind="bytes",
+        ))
+    return pages
+
+
+def _week_context(
+    store: Store, profile: Profile, fixed: dict[str, Any], row: dict[str, Any], lang: str,
+    slugs: frozenset[str],
+) -> dict[str, Any]:
+    from .digest import digest_title, week_period
+
+    title = digest_title(week_period(row["key"]), lang, profile)
+    return {**fixed, "week": {**row, "title": title},
+            "digest": week_fragment(store, row["key"], lang, profile, slugs)}
+
+
+def _feed_context(
+    store: Store, profile: Profile, rows: Iterable[dict[str, Any]], lang: str,
+    base_url: str | None,
+) -> dict[str, Any]:
+    from .digest import digest_title, week_period
+    from .feed import digest_feed
+
+    entries = [
+        {**row, "title": digest_title(week_period(row["key"]), lang, profile),
+         "html": week_fragment(store, row["key"], lang, profile, frozenset(), base_url,
+                                      in_site=False)}
+        for row in rows
+    ]
+    return {"body": digest_feed(entries, lang=lang, base_url=base_url,
+                                feed_path=feed_path(lang))}
