@@ -116,6 +116,13 @@ class GitRepo:
     def is_shallow(self) -> bool:
         return (self.git_dir / "shallow").exists()
 
+    def shallow_boundary(self) -> set[str]:
+        """Commits whose parents a shallow clone does not have."""
+        path = self.git_dir / "shallow"
+        if not path.exists():
+            return set()
+        return set(path.read_text(encoding="ascii", errors="replace").split())
+
     # --- objects --------------------------------------------------------------------------
 
     def _batch_proc(self) -> subprocess.Popen[bytes]:

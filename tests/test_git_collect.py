@@ -372,7 +372,9 @@ def test_missing_blob_is_skipped_with_one_warning(tmp_path):
     )
     r.delete_object(r.blob_sha(bad, FA))
     store, _, warnings = collect(tmp_path / "kb.sqlite", r.path)
-    assert {x[0] for x in store.conn.execute("SELECT ref FROM prs")} >= {"1", "3"}
+    # the commit with the missing blob is kept; only the unreadable file is skipped
+    assert {x[0] for x in store.conn.execute("SELECT ref FROM prs")} == {"1", "2", "3"}
+    assert changes(store, "2") == []
     assert changes(store, "3") == [
         ("FlashInferMetadataBuilder", "_cudagraph_support", None, "UNIFORM_BATCH", "added")
     ]
@@ -392,3 +394,15 @@ def test_cli_collect_git_json_and_quiet(history, tmp_path):
     bad = subprocess.run([*cmd, "--branch", "nope"], capture_output=True, text=True)
     assert bad.returncode == 2
     assert bad.stderr.strip().startswith("prkb: error:") and "Traceback" not in bad.stderr
+
+
+def test_shallow_boundary_commit_is_skipped_not_misread(history, tmp_path):
+    repo, _ = history
+    shallow = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth", "3", f"file://{repo.path}", str(shallow))
+    store, stats, warnings = collect(tmp_path / "kb.sqlite", shallow)
+    assert sum("shallow clone" in w and "skipped" in w for w in warnings) == 1
+    assert stats.skipped_boundary == 1
+    # nothing at the boundary is recorded as newly "added"
+    for row in store.conn.execute("SELECT direction FROM symbol_changes"):
+        assert row[0] != "added"

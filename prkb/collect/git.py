@@ -15,8 +15,10 @@ Objects missing from the repository are skipped with one warning naming them.
 
 from __future__ import annotations
 
+import fnmatch
 import re
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -57,6 +59,7 @@ class GitCollectStats:
     updated: int = 0
     unchanged: int = 0
     older: int = 0
+    skipped_boundary: int = 0
     with_changes: int = 0
     findings: int = 0
     warnings: list[str] = field(default_factory=list)
@@ -159,11 +162,43 @@ def pickaxe(
             check=False,
         )
         if r.returncode != 0:
-            warn(f"commit {sha[:12]}: cannot diff it ({_last(r.stderr)}); skipped")
-            continue
-        files = [f for f in r.stdout.split("\0") if f.strip()]
+            files = _match_readable_files(git, sha, profile, warn)
+        else:
+            files = [f for f in r.stdout.split("\0") if f.strip()]
         if files:
             yield sha, files
+
+
+def _match_readable_files(
+    git: GitRepo, sha: str, profile: Profile, warn: Callable[[str], None]
+) -> list[str]:
+    """The pickaxe for one commit git cannot diff: its files are listed without reading any
+    blob, each readable pair is compared here, and each unreadable file is skipped by name."""
+    parents = git.git("rev-list", "--parents", "-n", "1", sha).split()[1:]
+    try:
+        raw, _ = changed_files(git, parents[0] if parents else None, sha)
+    except GitError as e:
+        warn(f"commit {sha[:12]}: cannot list its files ({e}); skipped")
+        return []
+    glob = profile.raw["profile"].get("python_glob", "*.py")
+    matched: list[str] = []
+    for rc in raw:
+        if not fnmatch.fnmatch(rc.path.rsplit("/", 1)[-1], glob):
+            continue
+        texts = []
+        for blob in (rc.old_sha, rc.new_sha):
+            texts.append("" if set(blob) == {"0"} else git.read_text(blob))
+        if any(t is None for t in texts):
+            warn(f"commit {sha[:12]}: {rc.path}: an object is missing from the repository; "
+                 "file skipped")
+            continue
+        if _lines_matching(texts[0] or "", profile) != _lines_matching(texts[1] or "", profile):
+            matched.append(rc.path)
+    return matched
+
+
+def _lines_matching(text: str, profile: Profile) -> Counter[str]:
+    return Counter(ln for ln in text.splitlines() if profile.pickaxe_regex.search(ln))
 
 
 def _parse_name_only(out: str) -> list[tuple[str, list[str]]]:
@@ -401,7 +436,10 @@ def collect_git(
         last = store.get_state("git", scope, "tip")
         stats = GitCollectStats(repo_name, branch, tip, "")
         if git.is_shallow():
-            warn(f"{path} is a shallow clone: history before its boundary is not mined")
+            warn(
+                f"{path} is a shallow clone: history before its boundary is not mined, and "
+                "commits at the boundary (their parent is missing) are skipped"
+            )
         if since:
             base: str | None = git.resolve(since, "revision for --since")
         elif last == tip:
@@ -420,11 +458,15 @@ def collect_git(
             for r in store.conn.execute("SELECT sha FROM mined_commits WHERE repo=?", (repo_name,))
         }
         auditor = _Auditor(git, profile, warn) if audit else None
+        boundary = git.shallow_boundary()
         with bar("collect git", total=None, quiet=quiet) as b:
             for sha, files in pickaxe(git, rng, profile, warn):
                 stats.hits += 1
                 if sha in mined:
                     stats.already += 1
+                    continue
+                if sha in boundary:  # said once above: its changes cannot be told
+                    stats.skipped_boundary += 1
                     continue
                 b.note(sha[:10])
                 _mine_commit(
