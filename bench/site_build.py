@@ -140,6 +140,9 @@ def main(argv: list[str] | None = None) -> int:
               f"{inc.reused} unchanged, {t_inc:.2f}s (target < 2 s); "
               f"ratio to the full build {t_inc / t_full:.3f}")
         print("  stages: " + ", ".join(f"{k} {v:.2f}s" for k, v in inc.seconds.items()))
+        if "search" in inc.seconds:
+            print(f"  search index: {'re-indexed' if inc.search_reindexed else 'kept'} in "
+                  f"{inc.seconds['search']:.2f}s")
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)

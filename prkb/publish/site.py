@@ -162,7 +162,7 @@ def build_site(
             salt = hashlib.sha256(f"{salt}|{report_html.__qualname__}".encode()).hexdigest()
         new_manifest: dict[str, Any] = {"version": MANIFEST_VERSION, "salt": salt, "pages": {}}
         links: dict[str, list[str]] = {}
-        for d in {str(Path(p.path).parent) for p in pages}:
+        for d in sorted({p.path.rpartition("/")[0] for p in pages} - {""}):
             (tmp / d).mkdir(parents=True, exist_ok=True)
         stats.seconds["plan"] = time.perf_counter() - t1
         todo: list[int] = []

@@ -58,7 +58,8 @@ def check_links(links: Mapping[str, Iterable[str]], existing: set[str]) -> None:
     broken: list[str] = []
     for page, targets in links.items():
         for t in targets:
-            if t not in existing or t.startswith("..") or _SCHEME.match(t):
+            # the regular expression only for a target that could have a scheme
+            if t not in existing or t.startswith("..") or (":" in t and _SCHEME.match(t)):
                 broken.append(f"{page} -> {t}")
     if broken:
         more = f" (and {len(broken) - 5} more)" if len(broken) > 5 else ""

@@ -24,7 +24,7 @@ from ..profile import Profile, load_profile
 from ..store import Store
 from .body import body_sections, features_in, mentions, test_commands
 from .discussion import highlights
-from .i18n import LANGS, jinja_env
+from .i18n import LANGS, jinja_env, translations
 from .markdown import (
     clean_text,
     md_code,
@@ -374,6 +374,16 @@ def _report_env(lang: str, fmt: str) -> jinja2.Environment:
         env.filters.update(t=md_escape, q=md_inline, c=md_code, block=md_fence, link=md_link)
     else:
         env.filters.update(t=plain, q=plain, c=plain, block=_indent_block, link=plain)
+    catalog = translations(lang)
+    lookup = lru_cache(maxsize=4096)(catalog.gettext)
+
+    def gettext(msgid: str, **variables: Any) -> str:
+        # what the i18n extension's newstyle gettext does without autoescape, lookups cached
+        return str(lookup(msgid)) % variables
+
+    env.globals["gettext"] = env.globals["_"] = gettext
+    # the label tables (report/_labels.j2) depend only on the language: built once
+    env.globals["L"] = env.get_template("report/_labels.j2").make_module()
     return env
 
 
