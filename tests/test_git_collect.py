@@ -406,3 +406,34 @@ def test_shallow_boundary_commit_is_skipped_not_misread(history, tmp_path):
     # nothing at the boundary is recorded as newly "added"
     for row in store.conn.execute("SELECT direction FROM symbol_changes"):
         assert row[0] != "added"
+
+
+def test_the_other_fix_declaring_query_len_support_clears_the_finding(tmp_path):
+    """#47310's way: keep UNIFORM_BATCH and let the threshold grow. That commit names no
+    family spelling (the pickaxe does not see it), yet the next mined commit's audit knows."""
+    r = GitRepoBuilder.init(tmp_path / "src")
+    r.commit({UTILS: base("_cudagraph_support"), MLA: MLA_SRC}, "[Core] base and MLA (#1)")
+    r.commit({TRITON: triton("UNIFORM_BATCH")}, "[Perf][MLA] Triton full graphs (#42885)")
+    fixed = triton("UNIFORM_BATCH").replace(
+        "from vllm.v1.attention.backends.utils import AttentionCGSupport",
+        "from vllm.v1.attention.backends.utils import AttentionCGSupport\n"
+        "from vllm.model_executor.layers.attention.mla_attention import QueryLenSupport",
+    ) + "    query_len_support = QueryLenSupport.UNIFORM\n"
+    r.commit({TRITON: fixed}, "[Bugfix][ROCm] TritonMLA: declare query_len_support (#47310)")
+    r.commit(
+        {FA: "from vllm.v1.attention.backends.utils import AttentionMetadataBuilder as B\n\n\n"
+             "class FlashAttentionMetadataBuilder(B):\n"
+             "    _cudagraph_support = AttentionCGSupport.ALWAYS\n"},
+        "[Perf] FlashAttention always (#50000)",
+    )
+    store, stats, _ = collect(tmp_path / "kb.sqlite", r.path)
+    assert stats.hits == 3  # #47310 changes no family line
+    assert [f["class"] for f in pr_facts(store, "42885")["findings"]] == [
+        "TritonMLAMetadataBuilder"
+    ]
+    assert pr_facts(store, "50000")["findings"] == []
+    row = store.conn.execute(
+        "SELECT effective, spec_ready FROM builder_levels "
+        "WHERE pr_ref='50000' AND class_name='TritonMLAMetadataBuilder'"
+    ).fetchone()
+    assert (row[0], row[1]) == ("UNIFORM_BATCH", 1)
