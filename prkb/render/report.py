@@ -353,6 +353,12 @@ def report_context(
             "findings": findings,
             "flag_raise": any(c["flag_level"] and c["direction"] in ("raised", "added")
                               for c in changes),
+            # the levels this PR actually declares among those that need a growing threshold
+            "flag_raise_levels": sorted(
+                {c["after"] for c in changes
+                 if c["flag_level"] and c["direction"] in ("raised", "added")},
+                key=lambda v: (profile.level_rank(v) or 0, v),
+            ),
         },
         "related": {"relations": relations, "mentions": mention_list},
     }
