@@ -111,13 +111,15 @@ def site_safe(html: str) -> str:
 
 
 def report_html_for(profile: Profile) -> Callable[[Store, dict[str, Any], str], str]:
-    """The PR's report (the same content as ``prkb report``) as safe HTML."""
-    from ..render.markdown import to_html
-    from ..render.report import render_report
+    """The PR's report (the same content as ``prkb report``) as safe HTML.
+
+    Rendered from the report's facts with an HTML template (site_report), not through
+    Markdown: the same sentences, a third of the cost.
+    """
+    from .site_report import report_html as render
 
     def report_html(store: Store, pr: dict[str, Any], lang: str) -> str:
-        md = render_report(store, pr["ref"], lang=lang, fmt="md", profile=profile)
-        return site_safe(to_html(md))
+        return render(store, pr, lang, profile)
 
     return report_html
 
