@@ -17,6 +17,8 @@ import json
 import os
 import re
 import shutil
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -145,6 +147,7 @@ def build_site(
     t0 = time.perf_counter()
     stats = BuildStats(out=str(out))
     old = _load_manifest(out)
+    _clear_trash(out)
     tmp = out.parent / f".{out.name}.building-{os.getpid()}"
     try:
         if tmp.exists():
@@ -341,10 +344,13 @@ def _copy_assets(tmp: Path) -> set[str]:
 
 
 def _swap(tmp: Path, out: Path) -> None:
-    """Rename the finished build into place; the old site is removed only after."""
-    old = out.parent / f".{out.name}.old-{os.getpid()}"
-    if old.exists():
-        shutil.rmtree(old)
+    """Rename the finished build into place; the old site is removed only after.
+
+    Removing the old tree (tens of thousands of files) is left to a detached process that the
+    build does not wait for: the old tree is first renamed into a trash folder next to the
+    output, so the new site is complete and in place when this returns.
+    """
+    old = out.parent / f".{out.name}.trash-{os.getpid()}-{time.monotonic_ns()}"
     if out.exists():
         out.rename(old)
     try:
@@ -354,4 +360,30 @@ def _swap(tmp: Path, out: Path) -> None:
             old.rename(out)
         raise
     if old.exists():
-        shutil.rmtree(old, ignore_errors=True)
+        _remove_later(old)
+
+
+_REMOVING: list[subprocess.Popen[bytes]] = []
+_RMTREE = "import shutil, sys; shutil.rmtree(sys.argv[1], ignore_errors=True)"
+
+
+def _remove_later(path: Path) -> None:
+    """Delete ``path`` in a detached process (it outlives this one if need be)."""
+    try:
+        _REMOVING.append(subprocess.Popen(
+            [sys.executable, "-c", _RMTREE, str(path)], stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        ))
+    except OSError:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _clear_trash(out: Path) -> None:
+    """Before a build: wait for this process's removals; start removing what others left."""
+    while _REMOVING:
+        _REMOVING.pop().wait()
+    if not out.parent.is_dir():
+        return
+    for p in out.parent.glob(f".{out.name}.trash-*"):  # left by earlier runs
+        if p.is_dir():
+            _remove_later(p)

@@ -49,6 +49,16 @@ class RenderJob:
 _JOB: RenderJob | None = None  # the job a forked worker renders (inherited, not pickled)
 
 
+@lru_cache(maxsize=1)
+def bytecode_cache() -> jinja2.BytecodeCache | None:
+    """Compiled templates kept between runs (Jinja's per-user folder under the temp dir,
+    keyed by each template's source): an incremental build does not compile them again."""
+    try:
+        return jinja2.FileSystemBytecodeCache()
+    except (OSError, RuntimeError):
+        return None
+
+
 def _env(lang: str, envs: dict[str, jinja2.Environment]) -> jinja2.Environment:
     if lang not in envs:
         from ..render.i18n import jinja_env, translations
@@ -56,6 +66,7 @@ def _env(lang: str, envs: dict[str, jinja2.Environment]) -> jinja2.Environment:
         env = jinja_env(lang)
         if not env.autoescape or not env.autoescape("site/x.html"):  # type: ignore[operator]
             raise PrkbError("the template environment must autoescape HTML")
+        env.bytecode_cache = bytecode_cache()
         catalog = translations(lang)
 
         @lru_cache(maxsize=4096)

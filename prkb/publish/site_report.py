@@ -22,6 +22,7 @@ from ..render.i18n import jinja_env, translations
 from ..render.markdown import clean_text, one_line
 from ..render.report import report_context
 from ..store import Store
+from .site_render import bytecode_cache
 
 TEMPLATE = "site/report.html"
 _CODE_SPAN = re.compile(r"(`+)([^`].*?)\1(?!`)")
@@ -72,6 +73,7 @@ def _env(lang: str) -> jinja2.Environment:
     env = jinja_env(lang)
     if not env.autoescape or not env.autoescape(TEMPLATE):  # type: ignore[operator]
         raise PrkbError("the report template must autoescape HTML")
+    env.bytecode_cache = bytecode_cache()
     env.filters.update(t=html_text, q=html_inline, c=html_code, block=html_block,
                        link=html_link)
     catalog = translations(lang)
