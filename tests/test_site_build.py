@@ -465,3 +465,23 @@ def test_digest_pages_are_incremental(tmp_path: Path) -> None:
     assert "Synth A, edited" in (out / "en" / "digest" / "2025-W01.html").read_text()
     assert "Synth A, edited" in (out / "zh" / "digest" / "2025-W01.html").read_text()
     assert other.stat().st_ino == ino
+
+
+def test_old_tree_is_removed_after_the_swap_without_blocking(tmp_path: Path) -> None:
+    from prkb.publish import site as site_mod
+
+    profile = load_profile(None)
+    out = tmp_path / "site"
+    with make_kb(tmp_path / "kb.sqlite") as store:
+        build_site(store, out, profile, search=False)
+        # a trash folder a killed run left behind is cleared by the next build
+        left = tmp_path / ".site.trash-1-2"
+        (left / "en").mkdir(parents=True)
+        (left / "en" / "x.html").write_text("old")
+        build_site(store, out, profile, search=False)
+    assert site_mod._REMOVING, "the old tree is removed by a detached process"
+    for proc in site_mod._REMOVING:
+        assert proc.wait(timeout=30) == 0
+    site_mod._REMOVING.clear()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+    assert (out / "en" / "index.html").is_file() and (out / MANIFEST).is_file()

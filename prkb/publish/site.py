@@ -21,7 +21,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -181,17 +180,11 @@ def build_site(
                 keep.append(i)
             else:
                 todo.append(i)
-        # unchanged pages: hard links to the previous build (threads: the calls wait on I/O)
-        stats.seconds["hash"] = time.perf_counter() - t1 - stats.seconds["plan"]
-
-        def reuse_slice(part: list[int]) -> list[bool]:
-            return [_reuse(out / pages[i].path, tmp / pages[i].path) for i in part]
-
-        slices = [keep[k::8] for k in range(8)]
-        with ThreadPoolExecutor(max_workers=8) as pool:
-            done = list(pool.map(reuse_slice, slices))
-        order = [i for part in slices for i in part]
-        for i, ok in zip(order, [ok for part in done for ok in part], strict=True):
+        # unchanged pages: hard links to the previous build (one thread: threads only contend
+        # for the folder locks; paths relative to open folder handles save the lookups)
+        t_hash = time.perf_counter()
+        stats.seconds["hash"] = t_hash - t1 - stats.seconds["plan"]
+        for i, ok in zip(keep, _reuse_all(out, tmp, [pages[i].path for i in keep]), strict=True):
             if not ok:
                 todo.append(i)
                 continue
@@ -200,8 +193,8 @@ def build_site(
             stats.reused += 1
             if on_page is not None:
                 on_page()
-        stats.seconds["reuse"] = time.perf_counter() - t1 - stats.seconds["plan"] - stats.seconds[
-            "hash"]
+        t_reuse = time.perf_counter()
+        stats.seconds["reuse"] = t_reuse - t_hash
         job = RenderJob(pages, store, langs, base_url, tmp)
         for i, page_links in render_all(job, todo, on_done=_advance(on_page)).items():
             path = pages[i].path
@@ -211,7 +204,7 @@ def build_site(
         written = {p.path for p in pages}
         stats.pages = len(pages)
         t2 = time.perf_counter()
-        stats.seconds["render"] = t2 - t1
+        stats.seconds["render"] = t2 - t_reuse
         written |= _copy_assets(tmp)
         html_pages = [p.path for p in pages if p.kind == "html" and p.path != "404.html"]
         (tmp / "sitemap.xml").write_bytes(sitemap(html_pages, base_url))
@@ -307,18 +300,32 @@ def _page_hash(salt: str, page: Page) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _reuse(src: Path, dst: Path) -> bool:
-    """Hard-link (or copy) an unchanged page from the previous build; False when it is gone."""
+def _reuse_all(out: Path, tmp: Path, paths: list[str]) -> list[bool]:
+    """Hard-link (or copy) unchanged pages from the previous build; False where one is gone."""
+    if not paths:
+        return []
+    src_fd = os.open(out, os.O_RDONLY)
     try:
-        os.link(src, dst)
-    except FileNotFoundError:
-        return False
-    except OSError:
+        dst_fd = os.open(tmp, os.O_RDONLY)
         try:
-            shutil.copy2(src, dst)
-        except OSError:
-            return False
-    return True
+            done = []
+            for path in paths:
+                try:
+                    os.link(path, path, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
+                    done.append(True)
+                except FileNotFoundError:
+                    done.append(False)
+                except OSError:  # no hard links here (another file system...): a copy
+                    try:
+                        shutil.copy2(out / path, tmp / path)
+                        done.append(True)
+                    except OSError:
+                        done.append(False)
+            return done
+        finally:
+            os.close(dst_fd)
+    finally:
+        os.close(src_fd)
 
 
 def _advance(on_page: Callable[[], None] | None) -> Callable[[int], None] | None:
