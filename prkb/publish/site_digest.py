@@ -133,32 +133,44 @@ def digest_pages(
     digests = week_digests(weeks, pr_digest)
     slugs = frozenset(p["slug"] for p in data.prs)
     pages: list[Page] = []
+    rows: list[dict[str, Any]] = []
+    for key, ids in weeks.items():
+        period = week_period(key)
+        rows.append({"key": key, "first": period.first_day.isoformat(),
+                     "last": period.last_day.isoformat(), "prs": len(ids)})
+    d_rows = hashlib.sha256(repr(rows).encode()).hexdigest()
     for lang in langs:
-        rows: list[dict[str, Any]] = []
-        for key, ids in weeks.items():
-            period = week_period(key)
-            rows.append({"key": key, "first": period.first_day.isoformat(),
-                         "last": period.last_day.isoformat(), "prs": len(ids)})
         pages.append(Page(
-            f"{lang}/digest/index.html", "site/digests.html",
-            {**common, "d": hashlib.sha256(repr(rows).encode()).hexdigest()},
+            f"{lang}/digest/index.html", "site/digests.html", {**common, "d": d_rows},
             partial(dict, fixed[lang], weeks=rows, feed=feed_path(lang)),
             lang=lang,
         ))
-        for row in rows:
-            key = row["key"]
+    # a week's pages in every language next to each other: the renderer hands out pages in
+    # runs, so one process reads the week's digest once for all its languages
+    # (the feeds, made of the newest weeks, follow those weeks' pages for the same reason)
+    newest = rows[:FEED_WEEKS]
+
+    def feeds() -> list[Page]:
+        return [
+            Page(feed_path(lang), "", {**common, "d": [digests[r["key"]] for r in newest]},
+                 partial(_feed_context, store, profile, newest, lang, common.get("base")),
+                 lang=None, kind="bytes")
+            for lang in langs
+        ]
+
+    for n, row in enumerate(rows):
+        key = row["key"]
+        for lang in langs:
             pages.append(Page(
                 f"{lang}/digest/{key}.html", "site/digest.html",
                 {**common, "d": digests[key]},
                 partial(_week_context, store, profile, fixed[lang], row, lang, slugs),
                 lang=lang, search=True,
             ))
-        newest = rows[:FEED_WEEKS]
-        pages.append(Page(
-            feed_path(lang), "", {**common, "d": [digests[r["key"]] for r in newest]},
-            partial(_feed_context, store, profile, newest, lang, common.get("base")),
-            lang=None, kind="bytes",
-        ))
+        if n == len(newest) - 1:
+            pages.extend(feeds())
+    if not rows:
+        pages.extend(feeds())
     return pages
 
 
