@@ -7,7 +7,8 @@ gather (site_gather) -> plan pages (site_pages) -> render changed pages, reuse u
 Everything is written into a temporary folder next to the output and renamed into place at the
 end, so a failed build leaves the previous site as it was. Incremental: ``.prkb-manifest.json``
 in the output keeps, per page, the hash of its inputs and its internal links; a page whose
-hash did not change is hard-linked from the previous build instead of rendered.
+hash did not change is hard-linked from the previous build instead of rendered. The previous
+tree is renamed aside by the swap and deleted by a detached process the build does not wait for.
 """
 
 from __future__ import annotations
@@ -313,10 +314,25 @@ def _page_hash(salt: str, page: Page) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def _reuse(src: Path, dst: Path) -> bool:
+    try:
+        os.link(src, dst)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        try:
+            shutil.copy2(src, dst)
+        except OSError:
+            return False
+    return True
+
+
 def _reuse_all(out: Path, tmp: Path, paths: list[str]) -> list[bool]:
     """Hard-link (or copy) unchanged pages from the previous build; False where one is gone."""
     if not paths:
         return []
+    if os.link not in os.supports_dir_fd:
+        return [_reuse(out / path, tmp / path) for path in paths]
     src_fd = os.open(out, os.O_RDONLY)
     try:
         dst_fd = os.open(tmp, os.O_RDONLY)
@@ -329,11 +345,7 @@ def _reuse_all(out: Path, tmp: Path, paths: list[str]) -> list[bool]:
                 except FileNotFoundError:
                     done.append(False)
                 except OSError:  # no hard links here (another file system...): a copy
-                    try:
-                        shutil.copy2(out / path, tmp / path)
-                        done.append(True)
-                    except OSError:
-                        done.append(False)
+                    done.append(_reuse(out / path, tmp / path))
             return done
         finally:
             os.close(dst_fd)
