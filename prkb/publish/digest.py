@@ -13,6 +13,7 @@ import re
 import sqlite3
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
+from functools import lru_cache
 from typing import Any
 
 from ..errors import InputError
@@ -231,10 +232,16 @@ def gather(store: Store, period: Period, profile: Profile | None = None) -> Dige
     """Everything the digest says about ``period``, read from the knowledge base."""
     profile = profile or load_profile()
     dg = Digest(period, profile)
+    # stored dates are UTC ISO text, so SQL narrows the rows (a day of margin either side);
+    # ``period.contains`` below stays the exact test
+    lo = (period.start - timedelta(days=1)).strftime("%Y-%m-%d")
+    hi = (period.end + timedelta(days=1)).strftime("%Y-%m-%d")
     rows = store.conn.execute(
         "SELECT id, repo, ref, number, title, state, url, author, created_at, merged_at, "
-        "closed_at FROM prs WHERE repo=?",
-        (profile.repo,),
+        "closed_at FROM prs WHERE repo=? AND ("
+        "(created_at >= ? AND created_at < ?) OR (merged_at >= ? AND merged_at < ?) OR "
+        "(closed_at >= ? AND closed_at < ?))",
+        (profile.repo, lo, hi, lo, hi, lo, hi),
     ).fetchall()
     in_week: dict[int, PrItem] = {}
     merged_ids: list[tuple[int, PrItem]] = []
@@ -422,8 +429,10 @@ def check_lang(lang: str) -> list[str]:
 FORMATS = ("text", "html", "fragment")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200e\u200f]")
 
+@lru_cache(maxsize=4)
 def _env(lang: str) -> Any:
-    """The shared i18n environment (Jinja2 + Babel catalogs) of reports, site and digest."""
+    """The digest's Jinja2 environment for ``lang`` (shared i18n setup, Babel catalogs),
+    built once: its filters depend only on the language."""
     from ..render.i18n import jinja_env
 
     return jinja_env(lang)
