@@ -68,3 +68,23 @@ def test_declaration_merged_after_the_mined_history_moves_the_reading(tmp_path):
     assert [r["value"] for r in hist["Tri"]["runs"]] == [
         "UNIFORM_BATCH", "UNIFORM_SINGLE_TOKEN_DECODE"
     ]
+
+
+def test_the_repository_site_folder_with_its_readme_is_built_into(tmp_path):
+    """``prkb site build`` with the default ``-o site`` in a checkout: the tracked
+    site/README.md is accepted and kept across builds."""
+    from prkb.publish.site import build_site
+
+    profile = load_profile()
+    store = Store(tmp_path / "kb.sqlite")
+    ingest(store, rec(1, "2026-01-05T00:00:00Z", [
+        {"file": "m.py", "class": "A", "attr": "_cudagraph_support", "before": None,
+         "after": "ALWAYS", "direction": "added"},
+    ]), profile)
+    out = tmp_path / "site"
+    out.mkdir()
+    (out / "README.md").write_text("placeholder\n", encoding="utf-8")
+    for _ in range(2):
+        build_site(store, out, profile, search=False)
+        assert (out / "README.md").read_text(encoding="utf-8") == "placeholder\n"
+        assert (out / "en" / "index.html").exists()

@@ -39,6 +39,9 @@ from .site_pages import Page, plan_pages
 from .site_render import ASSETS, RenderJob, render_all
 
 MANIFEST = ".prkb-manifest.json"
+# Files a fresh output folder may already hold (the repository's own site/README.md): the
+# build accepts such a folder and carries them into every new tree, so they are never lost.
+PLACEHOLDERS = frozenset({"README.md", ".gitkeep"})
 MANIFEST_VERSION = 1
 LANGS = ("zh", "en")
 _BASE_URL = re.compile(r"^https?://[^\s\"'<>]+$")
@@ -235,6 +238,10 @@ def build_site(
                 stats.search_reindexed = True
             new_manifest["search"] = True
             stats.seconds["search"] = time.perf_counter() - t4
+        for name in PLACEHOLDERS:
+            src = out / name
+            if src.is_file() and not (tmp / name).exists():
+                shutil.copy2(src, tmp / name)
         t5 = time.perf_counter()
         (tmp / MANIFEST).write_text(json.dumps(new_manifest, separators=(",", ":")),
                                     encoding="utf-8")
@@ -268,7 +275,7 @@ def _load_manifest(out: Path) -> dict[str, Any]:
         raise InputError(f"output {out} exists and is not a folder")
     path = out / MANIFEST
     if not path.exists():
-        if any(out.iterdir()):
+        if any(p.name not in PLACEHOLDERS for p in out.iterdir()):
             raise InputError(
                 f"output folder {out} is not empty and was not written by 'prkb site build' "
                 f"(no {MANIFEST}); choose another -o or remove it"
