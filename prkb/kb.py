@@ -303,14 +303,7 @@ def facts_from_row(store: Store, row: sqlite3.Row) -> dict[str, Any]:
         for r in conn.execute("SELECT code FROM risk_tags WHERE pr_id=? ORDER BY rowid", (pr_id,))
     ]
     findings = [
-        {
-            "rule": r["rule"],
-            "file": r["file"],
-            "class": r["class_name"],
-            "message_en": r["message_en"],
-            "message_zh": r["message_zh"],
-            "commit": r["commit_sha"],
-        }
+        finding_json(r)
         for r in conn.execute("SELECT * FROM findings WHERE pr_id=? ORDER BY seq", (pr_id,))
     ]
     key = (
@@ -356,6 +349,18 @@ def facts_from_row(store: Store, row: sqlite3.Row) -> dict[str, Any]:
         "risk_tags": tags,
         "findings": findings,
         "relations": relations,
+    }
+
+
+def finding_json(r: sqlite3.Row) -> dict[str, Any]:
+    """A ``findings`` row in the shape of ``prkb show --json``."""
+    return {
+        "rule": r["rule"],
+        "file": r["file"],
+        "class": r["class_name"],
+        "message_en": r["message_en"],
+        "message_zh": r["message_zh"],
+        "commit": r["commit_sha"],
     }
 
 

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..kb import finding_json
 from ..matrix import matrix_history
 from ..profile import Profile
 from ..store import Store
@@ -123,16 +124,7 @@ def gather(store: Store, profile: Profile) -> SiteData:
         pr = data.by_id.get(r["pr_id"])
         if pr is None:
             continue
-        f = {
-            "rule": r["rule"],
-            "file": r["file"],
-            "class": r["class_name"],
-            "message_en": r["message_en"],
-            "message_zh": r["message_zh"],
-            "commit": r["commit_sha"],
-            "severity": r["severity"],
-            "pr": pr["id"],
-        }
+        f = {**finding_json(r), "severity": r["severity"], "pr": pr["id"]}
         pr["findings"].append(f)
         data.findings.append(f)
     for r in conn.execute("SELECT key, kind, number, title, repo FROM nodes"):

@@ -59,27 +59,32 @@ def bytecode_cache() -> jinja2.BytecodeCache | None:
         return None
 
 
+def escaping_env(lang: str, what: str) -> jinja2.Environment:
+    """A fresh i18n environment for HTML under autoescape, its gettext cached and returning
+    Markup (catalog text is trusted; ``%`` variables are escaped). ``what`` names the
+    template the check is made for, in the error."""
+    from ..render.i18n import jinja_env, translations
+
+    env = jinja_env(lang)
+    if not env.autoescape or not env.autoescape(what):  # type: ignore[operator]
+        raise PrkbError(f"the template environment must autoescape HTML ({what})")
+    env.bytecode_cache = bytecode_cache()
+    catalog = translations(lang)
+
+    @lru_cache(maxsize=4096)
+    def lookup(msgid: str) -> Markup:
+        return Markup(catalog.gettext(msgid))
+
+    def gettext(msgid: str, **variables: Any) -> Markup:
+        return lookup(msgid) % variables
+
+    env.globals["gettext"] = gettext
+    return env
+
+
 def _env(lang: str, envs: dict[str, jinja2.Environment]) -> jinja2.Environment:
     if lang not in envs:
-        from ..render.i18n import jinja_env, translations
-
-        env = jinja_env(lang)
-        if not env.autoescape or not env.autoescape("site/x.html"):  # type: ignore[operator]
-            raise PrkbError("the template environment must autoescape HTML")
-        env.bytecode_cache = bytecode_cache()
-        catalog = translations(lang)
-
-        @lru_cache(maxsize=4096)
-        def lookup(msgid: str) -> Markup:
-            return Markup(catalog.gettext(msgid))
-
-        def gettext(msgid: str, **variables: Any) -> Markup:
-            # the i18n extension's newstyle gettext under autoescape, with the lookup cached:
-            # catalog text is trusted markup; variables are escaped by Markup's % operator
-            return lookup(msgid) % variables
-
-        env.globals["gettext"] = gettext
-        envs[lang] = env
+        envs[lang] = escaping_env(lang, "site/x.html")
     return envs[lang]
 
 

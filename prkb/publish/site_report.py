@@ -16,13 +16,11 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
-from ..errors import PrkbError
 from ..profile import Profile
-from ..render.i18n import jinja_env, translations
 from ..render.markdown import clean_text, one_line
 from ..render.report import report_context
 from ..store import Store
-from .site_render import bytecode_cache
+from .site_render import escaping_env
 
 TEMPLATE = "site/report.html"
 _CODE_SPAN = re.compile(r"(`+)([^`].*?)\1(?!`)")
@@ -70,23 +68,10 @@ def html_link(url: str | None) -> Markup:
 
 @lru_cache(maxsize=4)
 def _env(lang: str) -> jinja2.Environment:
-    env = jinja_env(lang)
-    if not env.autoescape or not env.autoescape(TEMPLATE):  # type: ignore[operator]
-        raise PrkbError("the report template must autoescape HTML")
-    env.bytecode_cache = bytecode_cache()
+    env = escaping_env(lang, TEMPLATE)
     env.filters.update(t=html_text, q=html_inline, c=html_code, block=html_block,
                        link=html_link)
-    catalog = translations(lang)
-
-    @lru_cache(maxsize=4096)
-    def lookup(msgid: str) -> Markup:
-        return Markup(catalog.gettext(msgid))
-
-    def gettext(msgid: str, **variables: Any) -> Markup:
-        # catalog text is trusted markup; variables are escaped by Markup's % operator
-        return lookup(msgid) % variables
-
-    env.globals["gettext"] = env.globals["_"] = gettext
+    env.globals["_"] = env.globals["gettext"]
     env.globals["L"] = env.get_template("report/_labels.j2").make_module()
     return env
 
