@@ -331,14 +331,20 @@ def digest_weeks(
     for row in store.conn.execute(
         "SELECT state, created_at, merged_at, closed_at FROM prs WHERE repo=?", (profile.repo,)
     ):
-        merged = parse_time(row["merged_at"])
-        stamps = [parse_time(row["created_at"])]
-        if row["state"] == "merged":
-            stamps.append(merged)
-        elif row["state"] == "closed" and merged is None:
-            stamps.append(parse_time(row["closed_at"]))
-        weeks.update(week_key(t) for t in stamps if t is not None)
+        weeks.update(pr_weeks(row))
     return sorted(w for w in weeks if not complete_only or w < current)
+
+
+def pr_weeks(pr: Any) -> set[str]:
+    """The weeks whose digest names a PR: the week it opened, and the week it merged (or
+    closed without merging). ``pr`` has state, created_at, merged_at and closed_at."""
+    merged = parse_time(pr["merged_at"])
+    stamps = [parse_time(pr["created_at"])]
+    if pr["state"] == "merged":
+        stamps.append(merged)
+    elif pr["state"] == "closed" and merged is None:
+        stamps.append(parse_time(pr["closed_at"]))
+    return {week_key(t) for t in stamps if t is not None}
 
 
 @dataclass(frozen=True)

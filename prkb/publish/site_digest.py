@@ -43,20 +43,14 @@ def week_prs(
     The same weeks as ``digest_weeks(store, profile)``: a PR counts in the week it opened and
     in the week it merged (or closed without merging); only weeks that have ended.
     """
-    from .digest import parse_time, week_key
+    from .digest import pr_weeks, week_key
 
     current = week_key(now or datetime.now(UTC))
     weeks: dict[str, list[int]] = {}
     for pr in reversed(data.prs):  # oldest first: ids in a fixed order
         if pr["repo"] != profile.repo:
             continue
-        merged = parse_time(pr["merged_at"])
-        stamps = [parse_time(pr["created_at"])]
-        if pr["state"] == "merged":
-            stamps.append(merged)
-        elif pr["state"] == "closed" and merged is None:
-            stamps.append(parse_time(pr["closed_at"]))
-        for key in {week_key(t) for t in stamps if t is not None}:
+        for key in pr_weeks(pr):
             if key < current:
                 weeks.setdefault(key, []).append(pr["id"])
     return dict(sorted(weeks.items(), reverse=True))
