@@ -77,13 +77,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def cmd_import(args: argparse.Namespace) -> int:
     from ..collect.snapshot import import_jsonl
-    from ..graph import build_relations
-
     profile = profile_of(args)
     with open_store(args) as store:
         with bar("import", quiet=args.quiet) as b:
             report = import_jsonl(store, args.file, profile, on_progress=lambda _n: b.advance())
         if report.new or report.updated:
+            from ..graph import build_relations  # networkx: only when there is work
+
             build_relations(store, profile)
     for err in report.errors:
         warn(err)
