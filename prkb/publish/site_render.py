@@ -69,16 +69,24 @@ def escaping_env(lang: str, what: str) -> jinja2.Environment:
     if not env.autoescape or not env.autoescape(what):  # type: ignore[operator]
         raise PrkbError(f"the template environment must autoescape HTML ({what})")
     env.bytecode_cache = bytecode_cache()
+    env.auto_reload = False  # templates do not change during a build: no stat per render
     catalog = translations(lang)
 
     @lru_cache(maxsize=4096)
     def lookup(msgid: str) -> Markup:
         return Markup(catalog.gettext(msgid))
 
-    def gettext(msgid: str, **variables: Any) -> Markup:
-        return lookup(msgid) % variables
+    @lru_cache(maxsize=4096)
+    def constant(msgid: str) -> Markup:
+        return lookup(msgid) % {}  # as with variables: "%%" becomes "%"
 
-    env.globals["gettext"] = gettext
+    def gettext(msgid: str, **variables: Any) -> Markup:
+        if variables:
+            return lookup(msgid) % variables
+        return constant(msgid)
+
+    # ``_`` straight to gettext: the i18n extension's alias resolves and calls it each time
+    env.globals["gettext"] = env.globals["_"] = gettext
     return env
 
 

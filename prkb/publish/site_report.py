@@ -10,6 +10,7 @@ code spans; ``c``: code; ``block``: a code block; ``link``: http(s) links only).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import Any
 
@@ -18,7 +19,7 @@ from markupsafe import Markup, escape
 
 from ..profile import Profile
 from ..render.markdown import clean_text, one_line
-from ..render.report import report_context
+from ..render.report import localize, report_facts
 from ..store import Store
 from .site_render import escaping_env
 
@@ -35,35 +36,47 @@ def html_text(text: str | None) -> Markup:
 def html_code(text: str | None) -> Markup:
     """Untrusted text as inline code (nothing when empty)."""
     s = one_line(text)
-    return Markup("<code>%s</code>") % s if s else Markup("")
+    return Markup(f"<code>{escape(s)}</code>") if s else _EMPTY
 
 
 def html_inline(text: str | None) -> Markup:
     """Untrusted text on one line, its own inline code spans kept as ``<code>``."""
     s = one_line(text)
-    out: list[Markup] = []
+    if "`" not in s:
+        return escape(s)
+    out: list[str] = []
     pos = 0
     for m in _CODE_SPAN.finditer(s):
         out.append(escape(s[pos:m.start()]))
         out.append(html_code(m.group(2).strip()))
         pos = m.end()
     out.append(escape(s[pos:]))
-    return Markup("").join(out)
+    return Markup("".join(out))
 
 
 def html_block(text: str | None, info: str = "") -> Markup:
     """Untrusted text as a code block."""
-    body = clean_text(text).rstrip("\n")
-    cls = Markup(' class="language-%s"') % info if info else Markup("")
-    return Markup("<pre><code%s>%s\n</code></pre>") % (cls, body)
+    body = escape(clean_text(text).rstrip("\n"))
+    cls = f' class="language-{escape(info)}"' if info else ""
+    return Markup(f"<pre><code{cls}>{body}\n</code></pre>")
 
 
 def html_link(url: str | None) -> Markup:
     """A link only for http(s) URLs; anything else is shown as inert code."""
     u = one_line(url)
     if _HTTP.match(u):
-        return Markup('<a href="%s">%s</a>') % (u, u)
+        e = escape(u)
+        return Markup(f'<a href="{e}">{e}</a>')
     return html_code(u)
+
+
+def html_codes(items: Iterable[str | None]) -> Markup:
+    """Several values as inline code, separated by commas."""
+    return Markup(", ".join([html_code(x) for x in items]))
+
+
+_EMPTY = Markup("")
+_DYNAMIC = ("dynamic-added", "dynamic-removed")
 
 
 @lru_cache(maxsize=4)
@@ -71,12 +84,61 @@ def _env(lang: str) -> jinja2.Environment:
     env = escaping_env(lang, TEMPLATE)
     env.filters.update(t=html_text, q=html_inline, c=html_code, block=html_block,
                        link=html_link)
-    env.globals["_"] = env.globals["gettext"]
-    env.globals["L"] = env.get_template("report/_labels.j2").make_module()
+    gettext: Callable[..., Markup] = env.globals["gettext"]  # type: ignore[assignment]
+    labels = env.get_template("report/_labels.j2").make_module()
+    why_of: dict[str, Markup] = getattr(labels, "why")  # noqa: B009 (a template variable)
+    direction: Callable[[str, str], str] = env.filters["label"]
+    unknown = gettext("unknown")
+
+    def who(login: str | None) -> Markup:
+        return html_text(login) if login else unknown
+
+    def change_line(ch: dict[str, Any]) -> Markup:
+        """One declaration change as a sentence (the catalog message of its direction)."""
+        d = ch["direction"]
+        cls, attr, why = html_code(ch["class"]), html_code(ch["attr"]), why_of[ch["why"]]
+        if d in _DYNAMIC:
+            return gettext("%(cls)s: %(attr)s %(dir)s (%(why)s)", cls=cls, attr=attr,
+                           dir=direction(d, "directions"), why=why)
+        if d == "added":
+            return gettext("%(cls)s: %(attr)s added as %(after)s (%(why)s)", cls=cls,
+                           attr=attr, after=html_code(ch["after"]), why=why)
+        if d == "removed":
+            return gettext("%(cls)s: %(attr)s removed, it was %(before)s (%(why)s)", cls=cls,
+                           attr=attr, before=html_code(ch["before"]), why=why)
+        if d == "renamed":
+            return gettext("%(cls)s: %(old)s renamed to %(attr)s, value %(after)s (%(why)s)",
+                           cls=cls, old=html_code(ch["before_attr"] or ch["attr"]), attr=attr,
+                           after=html_code(ch["after"] or ""), why=why)
+        return gettext("%(cls)s: %(attr)s %(dir)s from %(before)s to %(after)s (%(why)s)",
+                       cls=cls, attr=attr, dir=direction(d, "directions"),
+                       before=html_code(ch["before"] or "-"),
+                       after=html_code(ch["after"] or "-"), why=why)
+
+    env.globals.update(L=labels, codes=html_codes, who=who, change_line=change_line)
     return env
+
+
+# The language-independent facts of the last few PRs rendered (the pages of one PR in each
+# language are rendered one after the other). An entry holds the connection, profile and the
+# PR's gathered dict it was made for and serves only those very objects: every build gathers
+# new dicts, so facts never outlive the build (and the knowledge-base state) they were read in.
+_FACTS: list[tuple[Any, Profile, dict[str, Any], dict[str, Any]]] = []
+_FACTS_MAX = 2
+
+
+def _facts(store: Store, pr: dict[str, Any], profile: Profile) -> dict[str, Any]:
+    conn = store.conn
+    for c, prof, key, facts in _FACTS:
+        if key is pr and c is conn and prof is profile:
+            return facts
+    facts = report_facts(store, pr["ref"], profile)
+    _FACTS.insert(0, (conn, profile, pr, facts))
+    del _FACTS[_FACTS_MAX:]
+    return facts
 
 
 def report_html(store: Store, pr: dict[str, Any], lang: str, profile: Profile) -> str:
     """The PR's report (the facts and sentences of ``prkb report``) as safe HTML."""
-    ctx = report_context(store, pr["ref"], lang, profile=profile)
-    return _env(lang).get_template(TEMPLATE).render(**ctx)
+    ctx = localize(_facts(store, pr, profile), lang, profile)
+    return _env(lang).get_template(TEMPLATE).render(ctx)

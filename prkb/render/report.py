@@ -125,6 +125,58 @@ def report_context(
     if lang not in LANGS:
         raise InputError(f"unknown language {lang!r}: use one of {', '.join(LANGS)}")
     profile = profile or load_profile()
+    return localize(report_facts(store, ref, profile), lang, profile)
+
+
+def localize(base: dict[str, Any], lang: str, profile: Profile) -> dict[str, Any]:
+    """The report context of ``lang`` from the language-independent ``report_facts``.
+
+    Only what differs by language is built anew (level meanings, platform labels, finding
+    messages, profile title, core-rule reason); the rest is shared with ``base``, which is
+    left unchanged (a cache may hand the same ``base`` to both languages).
+    """
+    if lang not in LANGS:
+        raise InputError(f"unknown language {lang!r}: use one of {', '.join(LANGS)}")
+    changes = [
+        {**c, "before_meaning": _meaning(profile, lang, c["before"]),
+         "after_meaning": _meaning(profile, lang, c["after"])}
+        for c in base["changes"]
+    ]
+    risks = base["risks"]
+    plat_labels = [getattr(p, lang) for p in risks["platforms"] if p is not None]
+    tags = [
+        {"code": t["code"], "details": plat_labels} if t["code"] == "platform-specific" else t
+        for t in risks["tags"]
+    ]
+    findings = [
+        {"rule": x["rule"], "file": x["file"], "class": x["class"],
+         "message": x["message_zh"] if lang == "zh" else x["message_en"],
+         "commit": x["commit"]}
+        for x in risks["findings"]
+    ]
+    return {
+        **base,
+        "lang": lang,
+        "profile": {**base["profile"],
+                    "title": profile.title_zh if lang == "zh" else profile.title_en},
+        "changes": changes,
+        "risks": {
+            **risks,
+            "tags": tags,
+            "core_rule": {**risks["core_rule"],
+                          "why": str(profile.core_rule.get(lang)
+                                     or profile.core_rule.get("en") or "")},
+            "platforms": plat_labels,
+            "findings": findings,
+        },
+    }
+
+
+def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, Any]:
+    """What every language's report of PR ``ref`` shares (``localize`` adds the rest).
+
+    The caller must not change the result. Raises NotFound.
+    """
     facts = pr_facts(store, ref)
     row = store.pr_row(facts["ref"], facts["repo"])
     assert row is not None
@@ -145,8 +197,6 @@ def report_context(
         changes.append(
             {
                 **c,
-                "before_meaning": _meaning(profile, lang, c["before"]),
-                "after_meaning": _meaning(profile, lang, c["after"]),
                 "before_rank": profile.level_rank(c["before"]),
                 "after_rank": profile.level_rank(c["after"]),
                 "conditional": any(" if " in (v or "") for v in (c["before"], c["after"])),
@@ -268,13 +318,12 @@ def report_context(
     codes = {t.code for t in tags} | {t["code"] for t in facts["risk_tags"]}
     decl_core = sorted({c["file"] for c in changes if c["core"]})
     platforms = [profile.platform(p) for p in facts["platforms"]]
-    plat_labels = [getattr(p, lang) for p in platforms if p is not None]
     risk_tags = []
     for code_ in sorted(codes, key=lambda c: (_TAG_ORDER.index(c) if c in _TAG_ORDER else 99, c)):
         if code_ == "core-path":
             details = sorted(set(facts["core_paths"]) | set(decl_core))
         elif code_ == "platform-specific":
-            details = plat_labels
+            details = []  # labels of the language: localize()
         elif code_ == "depends-on-pr":
             details = [f"#{r['other']}" for r in relations if r["type"] == "depends-on"]
         elif code_ in _VERBATIM_REASONS:
@@ -283,21 +332,12 @@ def report_context(
             details = []
         risk_tags.append({"code": code_, "details": details})
     missing_tests = "missing-tests" in codes
-    findings = [
-        {
-            "rule": x["rule"], "file": x["file"], "class": x["class"],
-            "message": x["message_zh"] if lang == "zh" else x["message_en"],
-            "commit": x["commit"],
-        }
-        for x in facts["findings"]
-    ]
+    findings = facts["findings"]  # messages of the language: localize()
     features = features_in([facts["title"] or "", body], profile.features)
 
     return {
-        "lang": lang,
         "profile": {
             "name": profile.name,
-            "title": profile.title_zh if lang == "zh" else profile.title_en,
             "display": profile.display,
             "enum": profile.enum,
             "reorder_call": reorder,
@@ -345,10 +385,9 @@ def report_context(
                 "applies": bool(decl_core),
                 "files": decl_core,
                 "prefixes": sorted(profile.core_rule.get("declaration_paths", [])),
-                "why": str(profile.core_rule.get(lang) or profile.core_rule.get("en") or ""),
             },
             "core_paths": sorted(facts["core_paths"]),
-            "platforms": plat_labels,
+            "platforms": platforms,
             "features": features,
             "findings": findings,
             "flag_raise": any(c["flag_level"] and c["direction"] in ("raised", "added")
