@@ -5,6 +5,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from html import unescape
 
 from ..errors import PrkbError
@@ -26,31 +27,34 @@ def internal_links(page_path: str, html: str) -> list[str]:
     External URLs and pure fragments are skipped; ``javascript:`` and other non-web schemes
     are returned as they are, so the check fails on them.
     """
-    out: set[str] = set()
     base = posixpath.dirname(page_path)
-    for m in _ATTR.finditer(html):
-        raw = unescape(m.group(1) if m.group(1) is not None else m.group(2) or "").strip()
-        if not raw or raw.startswith("#"):
-            continue
-        if _SCHEME.match(raw):
-            scheme = raw.split(":", 1)[0].lower()
-            if scheme in ("http", "https", "mailto"):
-                continue
-            out.add(raw)
-            continue
-        if raw.startswith("//"):
-            continue
-        target = re.split(r"[?#]", raw, maxsplit=1)[0]
-        if not target:
-            continue
-        if target.startswith("/"):
-            resolved = posixpath.normpath(target.lstrip("/"))
-        else:
-            resolved = posixpath.normpath(posixpath.join(base, target))
-        if target.endswith("/"):
-            resolved = posixpath.join(resolved, "index.html")
-        out.add(resolved)
-    return sorted(out)
+    found = {_target(base, dq or sq) for dq, sq in _ATTR.findall(html)}  # one group is ""
+    return sorted(t for t in found if t is not None)
+
+
+@lru_cache(maxsize=16384)
+def _target(base: str, attr: str) -> str | None:
+    """The site path an attribute value (as written in the page) points to from folder
+    ``base``, or None for an external URL or a fragment. Cached: a page's navigation links
+    and links to the same pages repeat on every page of a folder."""
+    raw = (unescape(attr) if "&" in attr else attr).strip()
+    if not raw or raw[0] == "#":
+        return None
+    if ":" in raw and _SCHEME.match(raw):
+        scheme = raw.split(":", 1)[0].lower()
+        return None if scheme in ("http", "https", "mailto") else raw
+    if raw.startswith("//"):
+        return None
+    target = re.split(r"[?#]", raw, maxsplit=1)[0] if ("?" in raw or "#" in raw) else raw
+    if not target:
+        return None
+    if target.startswith("/"):
+        resolved = posixpath.normpath(target.lstrip("/"))
+    else:
+        resolved = posixpath.normpath(posixpath.join(base, target))
+    if target.endswith("/"):
+        resolved = posixpath.join(resolved, "index.html")
+    return resolved
 
 
 def check_links(links: Mapping[str, Iterable[str]], existing: set[str]) -> None:
