@@ -25,6 +25,7 @@ from ..errors import PrkbError
 from ..store import Store
 from . import site_links
 from .feed import atom_feed
+from .site_macros import make_helpers
 from .site_pages import LANG_CODES, Page, root_of
 
 ASSETS = "assets"
@@ -87,6 +88,8 @@ def escaping_env(lang: str, what: str) -> jinja2.Environment:
 
     # ``_`` straight to gettext: the i18n extension's alias resolves and calls it each time
     env.globals["gettext"] = env.globals["_"] = gettext
+    # level_badge, pr_link, change_line, state_name: the markup of site/macros.html, in Python
+    env.globals.update(make_helpers(gettext, env.filters["label"]))
     return env
 
 

@@ -1,0 +1,61 @@
+"""The site's small HTML pieces as Python (``level_badge``, ``pr_link``, ``change_line``,
+``state_name``): the same markup as the macros of ``templates/site/macros.html``.
+
+A Jinja macro call costs a new context and frame each time; the PR and builder pages call
+these hundreds of times, so they are globals of the site's environment instead. Every value
+from the knowledge base is escaped here exactly as autoescape escapes it in the macro.
+``tests/test_site_macros.py`` renders both and compares them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from markupsafe import Markup, escape
+
+Gettext = Callable[..., Markup]
+
+
+def make_helpers(
+    gettext: Gettext, label: Callable[[str, str], str]
+) -> dict[str, Callable[..., Markup]]:
+    """The helpers of one language (``gettext`` of its catalog, ``label`` its glossary
+    filter), as globals for the environment."""
+    no_declaration = gettext("no declaration")
+    dynamic = Markup(
+        ' <span class="dyn" title="{}">{}</span>'
+    ).format(gettext("decided at run time by get_cudagraph_support()"), gettext("dynamic"))
+    states = {"merged": gettext("merged"), "open": gettext("open"),
+              "closed": gettext("closed, not merged")}
+
+    def level_badge(run: Mapping[str, Any] | None, levels: Any = None) -> Markup:
+        del levels  # the macro's signature
+        if run is None or run["value"] is None:
+            return Markup(f'<span class="badge lvl-none">{no_declaration}</span>')
+        level = run["level"]
+        cls = escape(f"lvl-r{run['rank']}") if level else "lvl-cond"
+        html = (f'<span class="badge {cls}" title="{escape(run["value"])}">'
+                f"{escape(level or run['value'])}</span>")
+        return Markup(html) + dynamic if run["dynamic"] else Markup(html)
+
+    def pr_link(here: str, p: Mapping[str, Any]) -> Markup:
+        if p["slug"]:
+            return Markup(f'<a class="prlink" href="{escape(here)}pr/{escape(p["slug"])}.html">'
+                          f"{escape(p['label'])}</a>")
+        return Markup(f'<span class="prlink ext">{escape(p["label"])}</span>')
+
+    def change_line(c: Mapping[str, Any]) -> Markup:
+        d = c["direction"]
+        return Markup(
+            f"<code>{escape(c['class'])}</code>: {escape(c['before'] or '–')} → "
+            f"{escape(c['after'] or '–')} <span class=\"dir dir-{escape(d)}\">"
+            f"{escape(label(d, 'directions'))}</span>"
+        )
+
+    def state_name(s: str) -> Markup:
+        got = states.get(s)
+        return got if got is not None else escape(s)
+
+    return {"level_badge": level_badge, "pr_link": pr_link, "change_line": change_line,
+            "state_name": state_name}

@@ -1,0 +1,59 @@
+"""The Python helpers of the site pages (site_macros) make the markup of site/macros.html."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from prkb.publish import site_links
+from prkb.publish.site_render import escaping_env
+
+HOSTILE = st.one_of(
+    st.sampled_from(['<script>alert("x")</script>', "a&b", "' onmouseover='x", "\u202edir",
+                     "FULL_AND_PIECEWISE", "", "–"]),
+    st.text(max_size=20),
+)
+MAYBE = st.one_of(st.none(), HOSTILE)
+
+
+def _macros(lang: str) -> tuple[Any, Any]:
+    env = escaping_env(lang, "site/x.html")
+    module = env.get_template("site/macros.html").make_module({"_": env.globals["_"]})
+    return env, module
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+@settings(max_examples=60, deadline=None)
+@given(value=MAYBE, level=MAYBE, rank=st.one_of(st.none(), st.integers(0, 4)),
+       dynamic=st.booleans(), label=HOSTILE, slug=MAYBE, state=HOSTILE,
+       direction=st.sampled_from(["raised", "lowered", "added", "removed", "dynamic-added",
+                                  "<b>x</b>"]))
+def test_python_helpers_match_the_macros(
+    lang: str, value: str | None, level: str | None, rank: int | None, dynamic: bool,
+    label: str, slug: str | None, state: str, direction: str,
+) -> None:
+    env, m = _macros(lang)
+    g = env.globals
+    run = {"value": value, "level": level, "rank": rank, "dynamic": dynamic}
+    assert str(g["level_badge"](run, {})) == str(m.level_badge(run, {}))
+    assert str(g["level_badge"](None, {})) == str(m.level_badge(None, {}))
+    p = {"slug": slug, "label": label}
+    assert str(g["pr_link"]("../", p)) == str(m.pr_link("../", p))
+    for s in (state, "merged", "open", "closed"):
+        assert str(g["state_name"](s)) == str(m.state_name(s))
+    c = {"class": label, "before": value, "after": level, "direction": direction}
+    assert str(g["change_line"](c)) == str(m.change_line(c))
+
+
+def test_internal_links_see_both_quote_styles_and_only_tags() -> None:
+    html = ("<p>href=\"../no.html\" src='../no2.html'</p>"
+            "<a title=\"x\" href='../single.html'>s</a><IMG SRC = \"../img.png\">"
+            '<a href="&#46;&#46;/ent.html">e</a><a href="../q.html?x=1#y">q</a>'
+            '<a href="../../../../up.html">u</a><a href="sub/">d</a>')
+    assert site_links.internal_links("en/pr/1.html", html) == [
+        "../../up.html", "en/ent.html", "en/img.png", "en/pr/sub/index.html", "en/q.html",
+        "en/single.html",
+    ]
