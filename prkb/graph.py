@@ -216,18 +216,33 @@ def build_relations(store: Store, profile: Profile) -> dict[str, Any]:
     rules = default_rules()
     relations, counts = derive_relations(store, profile, rules)
     with store.transaction() as conn:
-        conn.execute("DELETE FROM relations")
+        # only what differs is written: readers of the change journal (the site build) then
+        # see just the relations that really changed
+        want = {(r.source, r.target, r.type): (r.evidence, r.confidence, r.origin)
+                for r in relations}
+        have = {
+            (row[0], row[1], row[2]): (row[3], row[4], row[5])
+            for row in conn.execute(
+                "SELECT source, target, type, evidence, confidence, origin FROM relations"
+            )
+        }
+        conn.executemany(
+            "DELETE FROM relations WHERE source=? AND target=? AND type=?",
+            [k for k in have if k not in want],
+        )
         conn.executemany(
             "INSERT INTO relations(source, target, type, evidence, confidence, origin)"
-            " VALUES (?,?,?,?,?,?)",
-            [(r.source, r.target, r.type, r.evidence, r.confidence, r.origin) for r in relations],
+            " VALUES (?,?,?,?,?,?) ON CONFLICT(source, target, type) DO UPDATE SET"
+            " evidence=excluded.evidence, confidence=excluded.confidence, origin=excluded.origin",
+            [(*k, *v) for k, v in want.items() if have.get(k) != v],
         )
         for r in conn.execute(
             "SELECT number, merge_commit_sha, title, repo FROM prs WHERE number IS NULL"
         ).fetchall():
             conn.execute(
                 "INSERT INTO nodes(key, kind, number, title, repo) VALUES (?, 'commit', NULL, ?, ?)"
-                " ON CONFLICT(key) DO UPDATE SET title=excluded.title, repo=excluded.repo",
+                " ON CONFLICT(key) DO UPDATE SET title=excluded.title, repo=excluded.repo"
+                " WHERE title IS NOT excluded.title OR repo IS NOT excluded.repo",
                 (f"commit:{r['merge_commit_sha']}", r["title"], r["repo"]),
             )
         endpoints = sorted({k for r in relations for k in (r.source, r.target)}, key=_order)
@@ -240,15 +255,22 @@ def build_relations(store: Store, profile: Profile) -> dict[str, Any]:
             " AND key NOT IN (SELECT source FROM relations UNION SELECT target FROM relations)"
             " AND key NOT IN (SELECT 'pr:' || number FROM prs WHERE number IS NOT NULL)"
         )
-        conn.execute("DELETE FROM risk_tags WHERE code = 'depends-on-pr'")
         depending = {r.source for r in relations if r.type == "depends-on"}
-        ids = [
-            (row["id"],)
+        ids = {
+            int(row["id"])
             for row in conn.execute("SELECT id, number, merge_commit_sha FROM prs").fetchall()
             if node_key(row["number"], row["merge_commit_sha"]) in depending
-        ]
+        }
+        tagged = {int(row[0]) for row in conn.execute(
+            "SELECT pr_id FROM risk_tags WHERE code = 'depends-on-pr'"
+        )}
         conn.executemany(
-            "INSERT OR IGNORE INTO risk_tags(pr_id, code) VALUES (?, 'depends-on-pr')", ids
+            "DELETE FROM risk_tags WHERE pr_id = ? AND code = 'depends-on-pr'",
+            [(i,) for i in sorted(tagged - ids)],
+        )
+        conn.executemany(
+            "INSERT OR IGNORE INTO risk_tags(pr_id, code) VALUES (?, 'depends-on-pr')",
+            [(i,) for i in sorted(ids - tagged)],
         )
     by_type: dict[str, int] = {}
     by_origin: dict[str, int] = {}

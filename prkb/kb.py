@@ -226,7 +226,8 @@ def _write(
     if rec.get("number") is not None:
         conn.execute(
             "INSERT INTO nodes(key, kind, number, title, repo) VALUES (?, 'pr', ?, ?, ?) "
-            "ON CONFLICT(key) DO UPDATE SET kind='pr', title=excluded.title, repo=excluded.repo",
+            "ON CONFLICT(key) DO UPDATE SET kind='pr', title=excluded.title, repo=excluded.repo"
+            " WHERE kind IS NOT 'pr' OR title IS NOT excluded.title OR repo IS NOT excluded.repo",
             (f"pr:{rec['number']}", rec["number"], rec.get("title"), repo),
         )
     return pr_id

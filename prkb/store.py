@@ -17,6 +17,57 @@ from typing import Any
 
 from .errors import InputError, PrkbError
 
+# What each journalled table's rows are about: (table, kind, key columns).
+_JOURNALLED: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("prs", "pr", ("id",)),
+    ("files", "pr", ("pr_id",)),
+    ("symbol_changes", "pr", ("pr_id",)),
+    ("risk_tags", "pr", ("pr_id",)),
+    ("findings", "pr", ("pr_id",)),
+    ("relations", "node", ("source", "target")),
+    ("nodes", "node", ("key",)),
+    ("builder_levels", "class", ("class_name",)),
+)
+
+
+def _journal_sql() -> str:
+    """The change journal: triggers note which PR, graph node or builder class a write touched.
+
+    ``kb_journal`` is append-only; a row is not repeated when the newest row already names the
+    same thing (the rows of one ingest collapse into one). Each row carries a random nonce, so
+    a reader that remembers (seq, nonce) can tell the same history from a copied or restored
+    file whose sequence numbers mean other changes. Consumers (the site build) read what
+    changed since their cursor instead of re-reading everything.
+    """
+    lines = [
+        "CREATE TABLE kb_journal (",
+        "    seq INTEGER PRIMARY KEY AUTOINCREMENT,",
+        "    kind TEXT NOT NULL,            -- pr (prs.id), node (node key), class (builder class)",
+        "    key TEXT NOT NULL,",
+        "    nonce TEXT NOT NULL",
+        ");",
+        # a first row, so that a cursor always names a row (a file migrated with data in it)
+        "INSERT INTO kb_journal(kind, key, nonce)"
+        " VALUES ('kb', 'journal', lower(hex(randomblob(8))));",
+    ]
+    for table, kind, cols in _JOURNALLED:
+        for event, rows in (("INSERT", ("NEW",)), ("UPDATE", ("NEW", "OLD")),
+                            ("DELETE", ("OLD",))):
+            body = " ".join(
+                f"INSERT INTO kb_journal(kind, key, nonce) SELECT '{kind}', {row}.{col},"
+                f" lower(hex(randomblob(8))) WHERE NOT EXISTS (SELECT 1 FROM kb_journal"
+                f" WHERE seq = (SELECT max(seq) FROM kb_journal) AND kind = '{kind}'"
+                f" AND key = CAST({row}.{col} AS TEXT));"
+                for row in rows
+                for col in cols
+            )
+            lines.append(
+                f"CREATE TRIGGER kb_journal_{table}_{event.lower()} AFTER {event} ON {table}"
+                f" BEGIN {body} END;"
+            )
+    return "\n".join(lines) + "\n"
+
+
 # Named migrations, applied in order, each once. Never edit a released one: add a new one.
 MIGRATIONS: list[tuple[str, str]] = [
     (
@@ -155,6 +206,7 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX IF NOT EXISTS relations_target ON relations(target);
         """,
     ),
+    ("0003_change_journal", _journal_sql()),
 ]
 
 
@@ -277,6 +329,40 @@ class Store:
             "SELECT * FROM prs ORDER BY COALESCE(merged_at, closed_at, created_at, '') DESC, "
             "number DESC"
         ).fetchall()
+
+    # --- change journal -------------------------------------------------------------------
+
+    def change_cursor(self) -> tuple[int, str]:
+        """Where the change journal stands: (seq, nonce) of its newest row, (0, "") if none."""
+        row = self.conn.execute(
+            "SELECT seq, nonce FROM kb_journal ORDER BY seq DESC LIMIT 1"
+        ).fetchone()
+        return (0, "") if row is None else (int(row[0]), str(row[1]))
+
+    def changes_since(
+        self, cursor: tuple[int, str] | list[Any] | None
+    ) -> dict[str, set[str]] | None:
+        """What writes touched after ``cursor`` (a value of :meth:`change_cursor`), by kind
+        (``pr``: prs.id as text, ``node``: node key, ``class``: builder class).
+
+        None when the cursor does not belong to this file's history (another or a restored
+        knowledge base, a pruned journal): the caller must then assume everything changed.
+        """
+        try:
+            seq, nonce = int(cursor[0]), str(cursor[1])  # type: ignore[index]
+        except (TypeError, ValueError, IndexError):
+            return None
+        if seq <= 0:
+            return None
+        row = self.conn.execute("SELECT nonce FROM kb_journal WHERE seq = ?", (seq,)).fetchone()
+        if row is None or row[0] != nonce:
+            return None
+        out: dict[str, set[str]] = {"pr": set(), "node": set(), "class": set()}
+        for kind, key in self.conn.execute(
+            "SELECT kind, key FROM kb_journal WHERE seq > ?", (seq,)
+        ):
+            out.setdefault(str(kind), set()).add(str(key))
+        return out
 
     def integrity_ok(self) -> bool:
         return self.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

@@ -1,0 +1,106 @@
+"""The knowledge base's change journal: what a write touched, read back by a cursor."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+from prkb.graph import build_relations
+from prkb.kb import ingest
+from prkb.profile import load_profile
+from prkb.store import MIGRATIONS, Store
+from tests.test_kb import record
+
+PROFILE = load_profile(None)
+
+
+def test_an_ingest_names_its_pr_node_and_builder_class(tmp_path: Path) -> None:
+    with Store(tmp_path / "kb.sqlite") as store:
+        start = store.change_cursor()
+        assert start[0] > 0 and start[1]  # the migration's first row
+        rec = record(101)
+        rec["prkb"] = {"builder_levels": [{"class": "RocmAttentionMetadataBuilder",
+                                           "file": "vllm/x.py", "declared": "ALWAYS",
+                                           "effective": "ALWAYS"}]}
+        rec["merge_commit_sha"] = "a" * 40
+        ingest(store, rec, PROFILE)
+        pr_id = store.pr_row(101)["id"]  # type: ignore[index]
+        changed = store.changes_since(start)
+        assert changed is not None
+        assert changed["pr"] == {str(pr_id)}
+        assert "pr:101" in changed["node"]
+        assert changed["class"] == {"RocmAttentionMetadataBuilder"}
+
+        # the same record again writes nothing: the journal does not move
+        mid = store.change_cursor()
+        assert ingest(store, rec, PROFILE).outcome == "unchanged"
+        assert store.change_cursor() == mid
+        assert store.changes_since(mid) == {"pr": set(), "node": set(), "class": set()}
+
+        # an edit names the PR again; the rows of one ingest make one journal row per thing
+        rows_before = store.conn.execute("SELECT count(*) FROM kb_journal").fetchone()[0]
+        ingest(store, {**rec, "title": "edited", "updated_at": "2026-04-01T00:00:00Z"}, PROFILE)
+        changed = store.changes_since(mid)
+        assert changed is not None and changed["pr"] == {str(pr_id)}
+        rows_after = store.conn.execute("SELECT count(*) FROM kb_journal").fetchone()[0]
+        assert rows_after - rows_before <= 6
+
+
+def test_recomputed_relations_write_only_what_changed(tmp_path: Path) -> None:
+    with Store(tmp_path / "kb.sqlite") as store:
+        ingest(store, record(201), PROFILE)
+        ingest(store, record(202, body="Follow-up to #201."), PROFILE)
+        build_relations(store, PROFILE)
+        assert store.conn.execute("SELECT count(*) FROM relations").fetchone()[0] > 0
+        cursor = store.change_cursor()
+        build_relations(store, PROFILE)
+        assert store.change_cursor() == cursor
+        ingest(store, record(203, body="Fixes a regression from #202.",
+                             updated_at="2026-03-02T00:00:00Z"), PROFILE)
+        build_relations(store, PROFILE)
+        changed = store.changes_since(cursor)
+        assert changed is not None
+        assert {"pr:202", "pr:203"} <= changed["node"]
+        assert "pr:201" not in changed["node"]
+
+
+def test_a_cursor_from_another_history_is_refused(tmp_path: Path) -> None:
+    a_path, b_path = tmp_path / "a.sqlite", tmp_path / "b.sqlite"
+    with Store(a_path) as a:
+        ingest(a, record(301), PROFILE)
+    shutil.copy(a_path, b_path)
+    with Store(a_path) as a, Store(b_path) as b:
+        shared = a.change_cursor()
+        assert b.changes_since(shared) is not None  # the copy shares this much history
+        ingest(a, record(302), PROFILE)
+        ingest(b, record(303), PROFILE)
+        later_a = a.change_cursor()
+        assert later_a[0] == b.change_cursor()[0]  # same sequence number, other changes
+        assert b.changes_since(later_a) is None
+        assert a.changes_since(later_a) is not None
+        for bad in (None, [], ["x", "y"], [0, ""], [-1, "a"], [10**9, "nope"], "12"):
+            assert b.changes_since(bad) is None  # type: ignore[arg-type]
+
+
+def test_a_knowledge_base_from_before_the_journal_is_migrated(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+    for name, sql in MIGRATIONS[:2]:
+        conn.executescript(sql)
+        conn.execute("INSERT INTO migrations VALUES (?, '2026-01-01T00:00:00Z')", (name,))
+    conn.execute(
+        "INSERT INTO prs(repo, ref, number, title, source, raw, raw_hash)"
+        " VALUES ('vllm-project/vllm', '1', 1, 'old', 'curated', '{}', 'h')"
+    )
+    conn.commit()
+    conn.close()
+    with Store(path) as store:
+        assert "0003_change_journal" in store.applied_migrations()
+        cursor = store.change_cursor()
+        assert cursor[0] > 0
+        assert store.changes_since(cursor) == {"pr": set(), "node": set(), "class": set()}
+        store.conn.execute("UPDATE prs SET title = 'new' WHERE number = 1")
+        changed = store.changes_since(cursor)
+        assert changed is not None and changed["pr"] == {"1"}
