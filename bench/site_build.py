@@ -106,15 +106,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-n", type=int, default=10_000, help="synthetic PRs (default 10000)")
     ap.add_argument("--no-search", action="store_true", help="skip the Pagefind index")
     ap.add_argument("--keep", type=Path, default=None, help="keep the KB and site in DIR")
+    ap.add_argument("--reuse-kb", action="store_true",
+                    help="with --keep: use DIR/kb.sqlite as it is if it exists (no generation)")
     args = ap.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="prkb-bench-site-")) if args.keep is None else args.keep
     work.mkdir(parents=True, exist_ok=True)
     profile = load_profile(None)
     try:
         t = time.perf_counter()
-        with Store(work / "kb.sqlite") as store:
-            populate(store, args.n)
-        print(f"generated {args.n} PRs in {time.perf_counter() - t:.1f}s", flush=True)
+        if args.reuse_kb and (work / "kb.sqlite").exists():
+            print(f"using the knowledge base in {work}", flush=True)
+        else:
+            for name in ("kb.sqlite", "kb.sqlite-wal", "kb.sqlite-shm"):
+                (work / name).unlink(missing_ok=True)
+            with Store(work / "kb.sqlite") as store:
+                populate(store, args.n)
+            print(f"generated {args.n} PRs in {time.perf_counter() - t:.1f}s", flush=True)
         out = work / "site"
         if out.exists():
             shutil.rmtree(out)
@@ -130,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         with Store(work / "kb.sqlite") as store:
             rng = random.Random(7)
             rec = synthetic_record(args.n // 2, args.n, rng, {})
-            rec["title"] = rec["title"] + " (edited)"
+            rec["title"] = rec["title"] + f" (edited {time.time_ns()})"
             rec["number"] = 20000 + args.n // 2
             rec["updated_at"] = "2030-01-01T00:00:00Z"
             ingest(store, rec, profile)

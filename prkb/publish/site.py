@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import gc
 import hashlib
-import json
 import os
 import re
 import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,17 +32,14 @@ from ..errors import InputError, PrkbError
 from ..paths import project_root, templates_dir
 from ..profile import Profile
 from ..store import Store, canonical_json
-from . import site_links
+from . import site_links, site_state
 from .feed import sitemap
 from .site_gather import gather
-from .site_pages import Page, plan_pages
+from .site_pages import Page, digest, plan_pages
 from .site_render import ASSETS, RenderJob, render_all
+from .site_state import MANIFEST as MANIFEST
+from .site_state import PLACEHOLDERS
 
-MANIFEST = ".prkb-manifest.json"
-# Files a fresh output folder may already hold (the repository's own site/README.md): the
-# build accepts such a folder and carries them into every new tree, so they are never lost.
-PLACEHOLDERS = frozenset({"README.md", ".gitkeep"})
-MANIFEST_VERSION = 1
 LANGS = ("zh", "en")
 _BASE_URL = re.compile(r"^https?://[^\s\"'<>]+$")
 
@@ -150,8 +147,12 @@ def build_site(
     base_url = check_base_url(base_url)
     t0 = time.perf_counter()
     stats = BuildStats(out=str(out))
-    old = _load_manifest(out)
+    old = site_state.load(out)
     _clear_trash(out)
+    salt = _salt(profile, langs, base_url)
+    if report_html is not None:  # another renderer makes other pages
+        salt = hashlib.sha256(f"{salt}|{report_html.__qualname__}".encode()).hexdigest()
+    valid = old.salt == salt
     tmp = out.parent / f".{out.name}.building-{os.getpid()}"
     try:
         if tmp.exists():
@@ -160,61 +161,82 @@ def build_site(
         tmp.mkdir()
     except OSError as e:
         raise _write_error(out, e) from None
+    # the previous pages are linked into the new tree by a child process while this one
+    # gathers and plans (pages that changed are unlinked again before they are written)
+    linker = _start_prelink(out, tmp) if valid and old.pages else None
     # the gathered data is hundreds of thousands of small containers that live for the whole
     # build: no cycle collection while they are made, then frozen (never scanned again, and
     # not copied into forked workers by the collector's writes)
     gc_on = gc.isenabled()
     gc.disable()
     try:
-        data = gather(store, profile)
+        with _snapshot(store):  # the cursor and the data from one consistent read
+            cursor = store.change_cursor()
+            changed = store.changes_since(old.kb) if valid else None
+            data = gather(store, profile)
         t1 = time.perf_counter()
         stats.seconds["gather"] = t1 - t0
-        pages = plan_pages(store, data, profile, langs, base_url=base_url,
-                           report_html=report_html or report_html_for(profile))
-        salt = _salt(profile, langs, base_url)
-        if report_html is not None:  # another renderer makes other pages
-            salt = hashlib.sha256(f"{salt}|{report_html.__qualname__}".encode()).hexdigest()
-        new_manifest: dict[str, Any] = {"version": MANIFEST_VERSION, "salt": salt, "pages": {}}
-        links: dict[str, list[str]] = {}
-        for d in sorted({p.path.rpartition("/")[0] for p in pages} - {""}):
-            (tmp / d).mkdir(parents=True, exist_ok=True)
+        currents = {cls: digest(b["current"]) for cls, b in data.builders.items()}
+        known = site_state.unchanged_digests(data, old, changed, currents)
+        plan = plan_pages(store, data, profile, langs, base_url=base_url,
+                          report_html=report_html or report_html_for(profile), known=known)
+        pages = plan.pages
+        new_state = site_state.State(salt=salt, kb=list(cursor), currents=plan.currents,
+                                     prs={str(k): v for k, v in plan.pr_digests.items()})
         stats.seconds["plan"] = time.perf_counter() - t1
+        t_plan = time.perf_counter()
         todo: list[int] = []
         keep: list[int] = []
-        valid = old.get("salt") == salt
         for i, page in enumerate(pages):
-            digest = _page_hash(salt, page)
-            prev = old["pages"].get(page.path) if valid else None
-            new_manifest["pages"][page.path] = {"h": digest, "l": []}
-            if prev is not None and prev.get("h") == digest:
+            digest_ = _page_hash(salt, page)
+            prev = old.pages.get(page.path) if valid else None
+            new_state.pages[page.path] = [digest_, ""]
+            if prev is not None and prev[0] == digest_:
                 keep.append(i)
             else:
                 todo.append(i)
-        # unchanged pages: hard links to the previous build (one thread: threads only contend
-        # for the folder locks; paths relative to open folder handles save the lookups)
         t_hash = time.perf_counter()
-        stats.seconds["hash"] = t_hash - t1 - stats.seconds["plan"]
+        stats.seconds["hash"] = t_hash - t_plan
         gc.freeze()
         if gc_on:
             gc.enable()
-        for i, ok in zip(keep, _reuse_all(out, tmp, [pages[i].path for i in keep]), strict=True):
-            if not ok:
+        failed = _finish_prelink(linker) if linker is not None else None
+        if linker is not None and failed is None:  # start again from an empty tree
+            shutil.rmtree(tmp)
+            tmp.mkdir()
+        linked = set(old.pages) if failed is not None else set()
+        # what the new tree must not keep: pages to write again, pages no longer made
+        for path in {pages[i].path for i in todo} & linked:
+            _unlink(tmp / path)
+        for path in linked - set(new_state.pages):
+            _unlink(tmp / path)
+        for d in sorted({p.path.rpartition("/")[0] for p in pages} - {""}):
+            (tmp / d).mkdir(parents=True, exist_ok=True)
+        if failed is None:  # no prelink: hard links now (or copies)
+            ok = _reuse_all(out, tmp, [pages[i].path for i in keep])
+        else:
+            ok = [pages[i].path not in failed for i in keep]
+        kept: list[int] = []
+        for i, good in zip(keep, ok, strict=True):
+            if not good:
                 todo.append(i)
                 continue
-            path = pages[i].path
-            links[path] = new_manifest["pages"][path]["l"] = list(old["pages"][path].get("l", []))
+            kept.append(i)
+            new_state.pages[pages[i].path][1] = old.pages[pages[i].path][1]
             stats.reused += 1
             if on_page is not None:
                 on_page()
         t_reuse = time.perf_counter()
         stats.seconds["reuse"] = t_reuse - t_hash
         job = RenderJob(pages, store, langs, base_url, tmp)
+        rendered_links: dict[str, list[str]] = {}
         for i, page_links in render_all(job, todo, on_done=_advance(on_page)).items():
             path = pages[i].path
-            links[path] = new_manifest["pages"][path]["l"] = page_links
+            rendered_links[path] = page_links
+            new_state.pages[path][1] = site_state.links_hash(page_links)
         stats.rendered = len(todo)
         search_changed = any(pages[i].search for i in todo)
-        written = {p.path for p in pages}
+        written = set(new_state.pages)
         stats.pages = len(pages)
         t2 = time.perf_counter()
         stats.seconds["render"] = t2 - t_reuse
@@ -224,35 +246,41 @@ def build_site(
         written.add("sitemap.xml")
         t3 = time.perf_counter()
         stats.seconds["assets"] = t3 - t2
-        site_links.check_links(links, written)
+        _check_and_keep_links(out, tmp, old, new_state, kept, pages, rendered_links, written,
+                              valid)
         t4 = time.perf_counter()
         stats.seconds["links"] = t4 - t3
+        index_dir = tmp / "pagefind"  # linked from the previous site by the prelink, if any
         if search:
             from .site_search import index_site
 
-            old_index = out / "pagefind"
-            if not search_changed and old.get("search") and old_index.is_dir():
-                shutil.copytree(old_index, tmp / "pagefind", copy_function=os.link)
-            else:
+            keep_index = valid and old.search and not search_changed
+            if keep_index and not index_dir.is_dir() and (out / "pagefind").is_dir():
+                shutil.copytree(out / "pagefind", index_dir, copy_function=os.link)
+            if not (keep_index and index_dir.is_dir()):
+                shutil.rmtree(index_dir, ignore_errors=True)
                 stats.search_pages = index_site(tmp, [p.path for p in pages if p.search])
                 stats.search_reindexed = True
-            new_manifest["search"] = True
+            new_state.search = True
             stats.seconds["search"] = time.perf_counter() - t4
+        elif index_dir.exists():
+            shutil.rmtree(index_dir, ignore_errors=True)
         for name in PLACEHOLDERS:
             src = out / name
             if src.is_file() and not (tmp / name).exists():
                 shutil.copy2(src, tmp / name)
         t5 = time.perf_counter()
-        (tmp / MANIFEST).write_text(json.dumps(new_manifest, separators=(",", ":")),
-                                    encoding="utf-8")
+        site_state.save(tmp, new_state)
         t6 = time.perf_counter()
         stats.seconds["manifest"] = t6 - t5
         _swap(tmp, out)
         stats.seconds["swap"] = time.perf_counter() - t6
     except OSError as e:  # disk full, read-only folder...: the previous site is kept
+        _stop_prelink(linker)
         shutil.rmtree(tmp, ignore_errors=True)
         raise _write_error(out, e) from None
     except BaseException:
+        _stop_prelink(linker)
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     finally:
@@ -263,31 +291,89 @@ def build_site(
     return stats
 
 
+@contextmanager
+def _snapshot(store: Store) -> Iterator[None]:
+    """One read transaction (WAL: a consistent snapshot while collectors may write)."""
+    conn = store.conn
+    if conn.in_transaction:
+        yield
+        return
+    conn.execute("BEGIN")
+    try:
+        yield
+    finally:
+        conn.execute("COMMIT")
+
+
+def _start_prelink(out: Path, tmp: Path) -> subprocess.Popen[bytes] | None:
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-m", "prkb.publish.site_prelink", str(out), str(tmp)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            cwd=str(project_root()),
+        )
+    except OSError:
+        return None
+
+
+def _finish_prelink(proc: subprocess.Popen[bytes]) -> set[str] | None:
+    """The pages the child could not link; None when it failed (nothing it did is trusted)."""
+    stdout, _ = proc.communicate()
+    if proc.returncode != 0:
+        return None
+    return set(stdout.decode("utf-8", "surrogateescape").splitlines())
+
+
+def _stop_prelink(proc: subprocess.Popen[bytes] | None) -> None:
+    if proc is not None and proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
+def _unlink(path: Path) -> None:
+    path.unlink(missing_ok=True)
+
+
+def _check_and_keep_links(
+    out: Path, tmp: Path, old: site_state.State, new: site_state.State, kept: list[int],
+    pages: list[Page], rendered: dict[str, list[str]], written: set[str], valid: bool,
+) -> None:
+    """Check internal links and write the links file.
+
+    Links of pages rendered now are always checked. A kept page's links were checked when it
+    was made, against the same assets (the salt covers them): they can only break when a page
+    went away, so only then are they read back and checked too.
+    """
+    removed = bool(set(old.pages) - set(new.pages)) if valid else True
+    previous: dict[str, list[str]] | None = None
+    if kept and (removed or not valid):
+        previous = site_state.load_links(out)
+    if kept and previous is None and (removed or not valid):
+        raise PrkbError(f"cannot read {site_state.LINKS} of the previous site in {out}; "
+                        "remove the folder and build again")
+    site_links.check_links(rendered, written)
+    if previous is not None:
+        site_links.check_links({pages[i].path: previous.get(pages[i].path, []) for i in kept},
+                               written)
+    same = (
+        valid and not removed and len(new.pages) == len(old.pages)
+        and all(old.pages.get(p, ["", None])[1] == new.pages[p][1] for p in rendered)
+    )
+    if same and site_state.reuse_links(out, tmp):
+        return
+    if previous is None and kept:
+        previous = site_state.load_links(out)
+        if previous is None:
+            raise PrkbError(f"cannot read {site_state.LINKS} of the previous site in {out}; "
+                            "remove the folder and build again")
+    links = {pages[i].path: (previous or {}).get(pages[i].path, []) for i in kept}
+    links.update(rendered)
+    site_state.save_links(tmp, links)
+
+
 def _write_error(out: Path, e: OSError) -> PrkbError:
     what = e.strerror or str(e)
     return PrkbError(f"cannot write the site to {out}: {what}; the previous site is unchanged")
-
-
-def _load_manifest(out: Path) -> dict[str, Any]:
-    if not out.exists():
-        return {"pages": {}}
-    if not out.is_dir():
-        raise InputError(f"output {out} exists and is not a folder")
-    path = out / MANIFEST
-    if not path.exists():
-        if any(p.name not in PLACEHOLDERS for p in out.iterdir()):
-            raise InputError(
-                f"output folder {out} is not empty and was not written by 'prkb site build' "
-                f"(no {MANIFEST}); choose another -o or remove it"
-            )
-        return {"pages": {}}
-    try:
-        m = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {"pages": {}, "ours": True}
-    if not isinstance(m, dict) or m.get("version") != MANIFEST_VERSION:
-        return {"pages": {}, "ours": True}
-    return m
 
 
 def _salt(profile: Profile, langs: list[str], base_url: str | None) -> str:

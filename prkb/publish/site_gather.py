@@ -52,32 +52,46 @@ class SiteData:
 
 def gather(store: Store, profile: Profile) -> SiteData:
     conn = store.conn
+    cur = conn.cursor()
+    cur.row_factory = None  # plain tuples: several times cheaper than sqlite3.Row by name
     data = SiteData()
-    rows = conn.execute(
+    parsed: dict[str, Any] = {}  # many PRs share the same analysis and labels text
+
+    def loads(text: str | None, empty: str) -> Any:
+        text = text or empty
+        value = parsed.get(text)
+        if value is None:
+            value = parsed[text] = json.loads(text)
+        return value
+
+    by_id = data.by_id
+    by_node = data.by_node
+    pr: dict[str, Any] | None
+    for (pr_id, repo, ref, number, title, state, author, created_at, closed_at, merged_at,
+         sha, url, labels, raw_hash, analysis_text) in cur.execute(
         "SELECT id, repo, ref, number, title, state, author, created_at, closed_at, merged_at,"
         " merge_commit_sha, url, labels, raw_hash, analysis FROM prs"
-    ).fetchall()
-    pr: dict[str, Any] | None
-    for r in rows:
-        analysis = json.loads(r["analysis"] or "{}")
+    ):
+        analysis = loads(analysis_text, "{}")
+        node = f"pr:{number}" if number is not None else f"commit:{sha}"
         pr = {
-            "id": r["id"],
-            "repo": r["repo"],
-            "ref": r["ref"],
-            "number": r["number"],
-            "slug": pr_slug(r["number"], r["ref"]),
-            "label": f"#{r['number']}" if r["number"] is not None else r["ref"][4:14],
-            "title": r["title"] or "",
-            "state": r["state"],
-            "author": r["author"],
-            "date": pr_date(r),
-            "created_at": r["created_at"],
-            "merged_at": r["merged_at"],
-            "closed_at": r["closed_at"],
-            "sha": r["merge_commit_sha"],
-            "url": r["url"],
-            "labels": json.loads(r["labels"] or "[]"),
-            "raw_hash": r["raw_hash"],
+            "id": pr_id,
+            "repo": repo,
+            "ref": ref,
+            "number": number,
+            "slug": pr_slug(number, ref),
+            "label": f"#{number}" if number is not None else ref[4:14],
+            "title": title or "",
+            "state": state,
+            "author": author,
+            "date": str(merged_at or closed_at or created_at or ""),
+            "created_at": created_at,
+            "merged_at": merged_at,
+            "closed_at": closed_at,
+            "sha": sha,
+            "url": url,
+            "labels": list(loads(labels, "[]")),
+            "raw_hash": raw_hash,
             "platforms": list(analysis.get("platforms", [])),
             "tests_touched": list(analysis.get("tests_touched", [])),
             "changes": [],
@@ -85,72 +99,62 @@ def gather(store: Store, profile: Profile) -> SiteData:
             "tags": [],
             "findings": [],
             "relations": [],
+            "node": node,
         }
-        data.by_id[pr["id"]] = pr
-        key = f"pr:{r['number']}" if r["number"] is not None else f"commit:{r['merge_commit_sha']}"
-        pr["node"] = key
-        data.by_node[key] = pr
-    data.prs = sorted(
-        data.by_id.values(), key=lambda p: (p["date"], p["number"] or 0), reverse=True
-    )
-    for r in conn.execute(
+        by_id[pr_id] = pr
+        by_node[node] = pr
+    data.prs = sorted(by_id.values(), key=lambda p: (p["date"], p["number"] or 0), reverse=True)
+    slugs: dict[str, str] = {}
+    for pr_id, file, cls, attr, before, after, direction in cur.execute(
         "SELECT pr_id, file, class_name, attr, before, after, direction FROM symbol_changes"
         " ORDER BY pr_id, seq"
     ):
-        pr = data.by_id.get(r["pr_id"])
+        pr = by_id.get(pr_id)
         if pr is None:
             continue
-        pr["changes"].append(
-            {
-                "file": r["file"],
-                "class": r["class_name"],
-                "slug": class_slug(r["class_name"]),
-                "attr": r["attr"],
-                "before": r["before"],
-                "after": r["after"],
-                "direction": r["direction"],
-            }
-        )
-        if r["direction"] not in pr["directions"]:
-            pr["directions"].append(r["direction"])
-    for r in conn.execute("SELECT pr_id, code FROM risk_tags ORDER BY pr_id, rowid"):
-        pr = data.by_id.get(r["pr_id"])
+        slug = slugs.get(cls)
+        if slug is None:
+            slug = slugs[cls] = class_slug(cls)
+        pr["changes"].append({"file": file, "class": cls, "slug": slug, "attr": attr,
+                              "before": before, "after": after, "direction": direction})
+        if direction not in pr["directions"]:
+            pr["directions"].append(direction)
+    for pr_id, code in cur.execute("SELECT pr_id, code FROM risk_tags ORDER BY pr_id, rowid"):
+        pr = by_id.get(pr_id)
         if pr is not None:
-            pr["tags"].append(r["code"])
+            pr["tags"].append(code)
     for r in conn.execute(
         "SELECT pr_id, rule, file, class_name, message_en, message_zh, commit_sha, severity"
         " FROM findings ORDER BY pr_id, seq"
     ):
-        pr = data.by_id.get(r["pr_id"])
+        pr = by_id.get(r["pr_id"])
         if pr is None:
             continue
         f = {**finding_json(r), "severity": r["severity"], "pr": pr["id"]}
         pr["findings"].append(f)
         data.findings.append(f)
-    for r in conn.execute("SELECT key, kind, number, title, repo FROM nodes"):
-        data.nodes[r["key"]] = dict(r)
-    for r in conn.execute(
+    for key, kind, number, title, repo in cur.execute(
+        "SELECT key, kind, number, title, repo FROM nodes"
+    ):
+        data.nodes[key] = {"key": key, "kind": kind, "number": number, "title": title,
+                           "repo": repo}
+    for source, target, type_, evidence, confidence, origin in cur.execute(
         "SELECT source, target, type, evidence, confidence, origin FROM relations"
         " ORDER BY type, source, target"
     ):
-        rel = dict(r)
-        data.relations.append(rel)
-        for end, other, direction in (
-            (rel["source"], rel["target"], "out"),
-            (rel["target"], rel["source"], "in"),
-        ):
-            pr = data.by_node.get(end)
-            if pr is not None:
-                pr["relations"].append(
-                    {
-                        "type": rel["type"],
-                        "direction": direction,
-                        "other": other,
-                        "evidence": rel["evidence"],
-                        "confidence": rel["confidence"],
-                        "origin": rel["origin"],
-                    }
-                )
+        data.relations.append({"source": source, "target": target, "type": type_,
+                               "evidence": evidence, "confidence": confidence,
+                               "origin": origin})
+        pr = by_node.get(source)
+        if pr is not None:
+            pr["relations"].append({"type": type_, "direction": "out", "other": target,
+                                    "evidence": evidence, "confidence": confidence,
+                                    "origin": origin})
+        pr = by_node.get(target)
+        if pr is not None:
+            pr["relations"].append({"type": type_, "direction": "in", "other": source,
+                                    "evidence": evidence, "confidence": confidence,
+                                    "origin": origin})
     history = matrix_history(store)
     data.levels = [
         {**lv, "class_name": cls}

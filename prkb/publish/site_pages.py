@@ -8,6 +8,7 @@ to be rendered, so an unchanged PR page costs a hash, not a report.
 from __future__ import annotations
 
 import hashlib
+import json
 import pickle
 import re
 from collections import Counter
@@ -111,37 +112,22 @@ def plan_pages(
     *,
     base_url: str | None,
     report_html: Callable[[Store, dict[str, Any], str], str],
-) -> list[Page]:
-    """Every page of the site, in write order."""
+    known: dict[int, str] | None = None,
+) -> Plan:
+    """Every page of the site, in write order.
+
+    ``known``: PR id -> digest of its page inputs, for PRs the caller knows did not change
+    since the build that computed it (site_state.unchanged_digests); those are not hashed.
+    """
+    known = known or {}
     pages: list[Page] = []
     timeline = [summary(p) for p in data.prs]
     summaries = {p["id"]: t for p, t in zip(data.prs, timeline, strict=True)}
     counts = _counts(data)
-    lo, hi = site_svg.span(data.builders)
-    ticks = site_svg.axis_ticks(lo, hi)
-    matrix_rows = [
-        {
-            "class": b["class"],
-            "slug": b["slug"],
-            "files": b["files"],
-            "source": b["source"],
-            "current": b["current"],
-            "cls": site_svg.level_class(b["current"]),
-            "segments": site_svg.segments(b["runs"], lo, hi),
-            "changes": len(b["runs"]),
-        }
-        for b in data.builders.values()
-    ]
-    changes_log = sorted(
-        (
-            {"class": b["class"], "slug": b["slug"], "run": r, "cls": site_svg.level_class(r),
-             "prev": b["runs"][i - 1] if i else None}
-            for b in data.builders.values()
-            for i, r in enumerate(b["runs"])
-        ),
-        key=lambda e: (e["run"]["at"], e["class"]),
-        reverse=True,
-    )
+    builder_digests = {
+        cls: digest({k: v for k, v in b.items() if k != "prs"}) for cls, b in data.builders.items()
+    }
+    currents = {cls: digest(b["current"]) for cls, b in data.builders.items()}
     audit = _audit_rows(data)
     graph_nodes, graph_edges = _graph(data)
     levels = list(profile.levels)
@@ -151,37 +137,46 @@ def plan_pages(
     feed_items = timeline[:FEED_LIMIT]
     # big inputs shared by several pages are hashed once; pages name them by digest
     d_graph = digest([graph_nodes, graph_edges])
-    d_matrix = digest([matrix_rows, changes_log])
+    # the matrix shows the builders' histories only (the span of the time axis included)
+    d_matrix = digest(list(builder_digests.items()))
     d_audit = digest(audit)
     per_pr = []
+    pr_digests: dict[int, str] = {}
     for pr in data.prs:
-        rel = related(data, pr)
-        now = {c["class"]: data.builders[c["class"]]["current"]
-               for c in pr["changes"] if c["class"] in data.builders}
-        inputs = {**common, "d": digest([{k: v for k, v in pr.items() if k != "id"}, rel, now])}
-        per_pr.append((pr, rel, now, inputs))
+        d = known.get(pr["id"])
+        if d is None:
+            d = digest([{k: v for k, v in pr.items() if k != "id"}, related(data, pr),
+                        _now(data, pr)])
+        pr_digests[pr["id"]] = d
+        per_pr.append((pr, {**common, "d": d}))
     # a timeline row shows only fields of its PR, so the PR digests stand for the rows
-    pr_digests = [str(x[3]["d"]) for x in per_pr]
-    d_timeline = hashlib.sha256("".join(pr_digests).encode()).hexdigest()
-    d_feed = hashlib.sha256("".join(pr_digests[:FEED_LIMIT]).encode()).hexdigest()
+    ordered = [pr_digests[p["id"]] for p in data.prs]
+    d_timeline = hashlib.sha256("".join(ordered).encode()).hexdigest()
+    d_feed = hashlib.sha256("".join(ordered[:FEED_LIMIT]).encode()).hexdigest()
     per_builder = []
     for b in data.builders.values():
-        prs = [summaries[p["id"]] for p in reversed(b["prs"])]
-        chart = site_svg.step_chart(b["runs"], profile.levels)
-        inputs = {**common, "d": digest([{k: v for k, v in b.items() if k != "prs"}, prs])}
-        per_builder.append((b, prs, chart, inputs))
+        # its PRs are shown by their summaries, which their digests stand for
+        ids = [p["id"] for p in reversed(b["prs"])]
+        inputs = {**common, "d": digest([builder_digests[b["class"]],
+                                         [pr_digests[i] for i in ids]])}
+        per_builder.append((b, ids, inputs))
 
     pages.append(Page("index.html", "site/root.html", common, partial(dict, langs=langs)))
     pages.append(
         Page("404.html", "site/404.html", common,
              partial(dict, langs=langs, base_url=base_url))
     )
-    fixed_by_lang: dict[str, dict[str, Any]] = {}
+    fixed_by_lang: dict[str, dict[str, Any]] = {
+        lang: {"levels": levels, "meanings": meanings.get(lang, {}), "profile": profile}
+        for lang in langs
+    }
+    matrix = _Lazy(partial(_matrix, data))
+    # the big JSON files differ between languages only in a few labels: their common part
+    # is encoded once
+    timeline_rows = _Lazy(partial(_timeline_rows, timeline))
+    graph_body = _Lazy(partial(_json_bytes, {"nodes": graph_nodes, "edges": graph_edges}))
     for lang in langs:
-        fixed: dict[str, Any] = {
-            "levels": levels, "meanings": meanings.get(lang, {}), "profile": profile,
-        }
-        fixed_by_lang[lang] = fixed
+        fixed = fixed_by_lang[lang]
         pages.append(Page(
             f"{lang}/index.html", "site/index.html", {**common, "d": d_timeline, "c": counts},
             partial(dict, fixed, timeline=timeline[:HOME_ROWS], total=len(timeline),
@@ -191,26 +186,12 @@ def plan_pages(
         ))
         pages.append(Page(
             f"{lang}/timeline.json", "", {**common, "d": d_timeline},
-            partial(_timeline_json, timeline, lang), lang=lang, kind="json",
+            partial(_timeline_json, timeline_rows, lang), lang=lang, kind="bytes",
         ))
-        for pr, rel, now, inputs in per_pr:
-            pages.append(Page(
-                f"{lang}/pr/{pr['slug']}.html", "site/pr.html", inputs,
-                partial(_pr_context, store, report_html, fixed, pr, rel, now, lang),
-                lang=lang, search=True,
-            ))
         pages.append(Page(
             f"{lang}/matrix.html", "site/matrix.html", {**common, "d": d_matrix},
-            partial(dict, fixed, rows=matrix_rows, ticks=ticks, log=changes_log,
-                    bar_svg=site_svg.bar_svg),
-            lang=lang,
+            partial(_matrix_context, fixed, matrix), lang=lang,
         ))
-        for b, prs, chart, inputs in per_builder:
-            pages.append(Page(
-                f"{lang}/builder/{b['slug']}.html", "site/builder.html", inputs,
-                partial(dict, fixed, b=b, chart=chart, prs=prs),
-                lang=lang, search=True,
-            ))
         pages.append(Page(
             f"{lang}/graph.html", "site/graph.html", {**common, "d": d_graph},
             partial(dict, fixed, nodes=graph_nodes, edges=graph_edges[:GRAPH_ROWS],
@@ -219,8 +200,7 @@ def plan_pages(
         ))
         pages.append(Page(
             f"{lang}/graph.json", "", {**common, "d": d_graph},
-            partial(dict, nodes=graph_nodes, edges=graph_edges, lang=lang),
-            lang=lang, kind="json",
+            partial(_graph_json, graph_body, lang), lang=lang, kind="bytes",
         ))
         pages.append(Page(
             f"{lang}/audit.html", "site/audit.html", {**common, "d": d_audit},
@@ -236,14 +216,101 @@ def plan_pages(
             partial(dict, items=feed_items, lang=lang),
             lang=lang, kind="feed",
         ))
-    pr_digest = {pr["id"]: str(inputs["d"]) for pr, _rel, _now, inputs in per_pr}
-    pages.extend(digest_pages(store, data, profile, langs, common, pr_digest, fixed_by_lang))
+    # a PR's (and a builder's) pages in every language next to each other: the renderer hands
+    # out pages in runs, so one process reads the PR's facts once for all its languages
+    for pr, inputs in per_pr:
+        for lang in langs:
+            pages.append(Page(
+                f"{lang}/pr/{pr['slug']}.html", "site/pr.html", inputs,
+                partial(_pr_context, store, report_html, fixed_by_lang[lang], data, pr, lang),
+                lang=lang, search=True,
+            ))
+    charts: dict[str, Any] = {}
+    for b, ids, inputs in per_builder:
+        for lang in langs:
+            pages.append(Page(
+                f"{lang}/builder/{b['slug']}.html", "site/builder.html", inputs,
+                partial(_builder_context, fixed_by_lang[lang], b, ids, summaries, profile,
+                        charts),
+                lang=lang, search=True,
+            ))
+    pages.extend(digest_pages(store, data, profile, langs, common, pr_digests, fixed_by_lang))
     pages.append(Page(
         "feed.xml", "", {**common, "d": d_feed},
         partial(dict, items=feed_items, lang="en" if "en" in langs else langs[-1]),
         lang=None, kind="feed",
     ))
-    return pages
+    return Plan(pages, pr_digests, currents)
+
+
+@dataclass
+class Plan:
+    pages: list[Page]
+    pr_digests: dict[int, str]  # PR id -> digest of its page inputs
+    currents: dict[str, str]  # builder class -> digest of its current reading
+
+
+class _Lazy:
+    """A value computed on first use (in whichever process renders a page that needs it)."""
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self._make = make
+        self._value: Any = None
+        self._done = False
+
+    def get(self) -> Any:
+        if not self._done:
+            self._value = self._make()
+            self._done = True
+        return self._value
+
+
+def _now(data: SiteData, pr: dict[str, Any]) -> dict[str, Any]:
+    """The current reading of each class the PR changed."""
+    return {c["class"]: data.builders[c["class"]]["current"]
+            for c in pr["changes"] if c["class"] in data.builders}
+
+
+def _matrix(data: SiteData) -> dict[str, Any]:
+    lo, hi = site_svg.span(data.builders)
+    rows = [
+        {
+            "class": b["class"],
+            "slug": b["slug"],
+            "files": b["files"],
+            "source": b["source"],
+            "current": b["current"],
+            "cls": site_svg.level_class(b["current"]),
+            "segments": site_svg.segments(b["runs"], lo, hi),
+            "changes": len(b["runs"]),
+        }
+        for b in data.builders.values()
+    ]
+    log = sorted(
+        (
+            {"class": b["class"], "slug": b["slug"], "run": r, "cls": site_svg.level_class(r),
+             "prev": b["runs"][i - 1] if i else None}
+            for b in data.builders.values()
+            for i, r in enumerate(b["runs"])
+        ),
+        key=lambda e: (e["run"]["at"], e["class"]),
+        reverse=True,
+    )
+    return {"rows": rows, "ticks": site_svg.axis_ticks(lo, hi), "log": log}
+
+
+def _matrix_context(fixed: dict[str, Any], matrix: _Lazy) -> dict[str, Any]:
+    return {**fixed, **matrix.get(), "bar_svg": site_svg.bar_svg}
+
+
+def _builder_context(
+    fixed: dict[str, Any], b: dict[str, Any], ids: list[int],
+    summaries: dict[int, dict[str, Any]], profile: Profile, charts: dict[str, Any],
+) -> dict[str, Any]:
+    if b["class"] not in charts:  # both languages draw the same chart
+        charts.clear()
+        charts[b["class"]] = site_svg.step_chart(b["runs"], profile.levels)
+    return {**fixed, "b": b, "chart": charts[b["class"]], "prs": [summaries[i] for i in ids]}
 
 
 def digest(obj: Any) -> str:
@@ -255,7 +322,20 @@ def digest(obj: Any) -> str:
     return hashlib.sha256(pickle.dumps(obj, protocol=5)).hexdigest()
 
 
-def _timeline_json(timeline: list[dict[str, Any]], lang: str) -> dict[str, Any]:
+def _json_bytes(obj: Any) -> bytes:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _timeline_rows(timeline: list[dict[str, Any]]) -> bytes:
+    return _json_bytes([
+        {"s": p["slug"], "l": p["label"], "t": p["title"], "st": p["state"],
+         "d": p["date"][:10], "pl": p["platforms"], "tg": p["tags"], "dr": p["directions"],
+         "c": [[c["class"], c["before"], c["after"], c["direction"]] for c in p["changes"]]}
+        for p in timeline
+    ])
+
+
+def _timeline_json(rows: _Lazy, lang: str) -> dict[str, Any]:
     """Every PR of the timeline for the home page's script, with the labels it shows."""
     gl = glossary()
 
@@ -263,33 +343,29 @@ def _timeline_json(timeline: list[dict[str, Any]], lang: str) -> dict[str, Any]:
         return {code: str(e.get(lang) or e.get("en") or code)
                 for code, e in gl.get(section, {}).items()}
 
-    return {
-        "lang": lang,
-        "labels": {"tags": labels("risk_tags"), "dirs": labels("directions")},
-        "prs": [
-            {"s": p["slug"], "l": p["label"], "t": p["title"], "st": p["state"],
-             "d": p["date"][:10], "pl": p["platforms"], "tg": p["tags"], "dr": p["directions"],
-             "c": [[c["class"], c["before"], c["after"], c["direction"]] for c in p["changes"]]}
-            for p in timeline
-        ],
-    }
+    head = _json_bytes({"lang": lang,
+                        "labels": {"tags": labels("risk_tags"), "dirs": labels("directions")}})
+    return {"body": head[:-1] + b',"prs":' + rows.get() + b"}"}
+
+
+def _graph_json(body: _Lazy, lang: str) -> dict[str, Any]:
+    return {"body": body.get()[:-1] + b',"lang":' + _json_bytes(lang) + b"}"}
 
 
 def _pr_context(
     store: Store,
     report_html: Callable[[Store, dict[str, Any], str], str],
     fixed: dict[str, Any],
+    data: SiteData,
     pr: dict[str, Any],
-    rel: list[dict[str, Any]],
-    now: dict[str, Any],
     lang: str,
 ) -> dict[str, Any]:
     return {
         **fixed,
         "pr": pr,
-        "related": rel,
+        "related": related(data, pr),
         "github": github_url(pr),
-        "now": now,
+        "now": _now(data, pr),
         "report": report_html(store, pr, lang),
     }
 

@@ -1,0 +1,167 @@
+"""What one site build leaves for the next: the manifest, the links file, the dirty set.
+
+``.prkb-manifest.json`` (small, read at every build) keeps per page the hash of its inputs and
+a short hash of its internal links; per PR the digest of its page inputs; per builder class a
+digest of its current reading; and the knowledge base's change-journal cursor
+(:meth:`prkb.store.Store.change_cursor`) at the time of the build.
+``.prkb-links.json`` keeps every page's internal links; it is read only when pages were
+removed (kept pages may link to them) and rewritten only when a page's links changed.
+
+With the cursor, the next build asks the knowledge base what changed
+(:meth:`~prkb.store.Store.changes_since`) and works out which PRs' pages can have changed
+(:func:`unchanged_digests`); for every other PR it takes the digest from here instead of
+hashing the PR's data again. Anything the journal cannot vouch for (another knowledge base, a
+restored file, a different salt) means every PR is hashed again, as in a first build.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from .site_gather import SiteData
+
+MANIFEST = ".prkb-manifest.json"
+LINKS = ".prkb-links.json"
+# Files a fresh output folder may already hold (the repository's own site/README.md): the
+# build accepts such a folder and carries them into every new tree, so they are never lost.
+PLACEHOLDERS = frozenset({"README.md", ".gitkeep"})
+VERSION = 2
+
+
+@dataclass
+class State:
+    """The previous build as the manifest describes it (empty for a first build)."""
+
+    salt: str | None = None
+    kb: list[Any] | None = None  # change-journal cursor [seq, nonce]
+    pages: dict[str, list[str]] = field(default_factory=dict)  # path -> [hash, links hash]
+    prs: dict[str, str] = field(default_factory=dict)  # PR id -> digest of its page inputs
+    currents: dict[str, str] = field(default_factory=dict)  # class -> digest of its reading
+    search: bool = False
+    ours: bool = False  # the folder was written by a build (even if its manifest is unreadable)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": VERSION, "salt": self.salt, "kb": self.kb, "search": self.search,
+                "currents": self.currents, "prs": self.prs, "pages": self.pages}
+
+
+def load(out: Path) -> State:
+    """The manifest of the site in ``out``; refuses a non-empty folder a build did not write."""
+    if not out.exists():
+        return State()
+    if not out.is_dir():
+        raise InputError(f"output {out} exists and is not a folder")
+    path = out / MANIFEST
+    if not path.exists():
+        if any(p.name not in PLACEHOLDERS for p in out.iterdir()):
+            raise InputError(
+                f"output folder {out} is not empty and was not written by 'prkb site build' "
+                f"(no {MANIFEST}); choose another -o or remove it"
+            )
+        return State()
+    try:
+        m = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return State(ours=True)
+    if not isinstance(m, dict) or m.get("version") != VERSION:
+        return State(ours=True)
+    pages, prs, currents = m.get("pages"), m.get("prs"), m.get("currents")
+    if not (isinstance(pages, dict) and isinstance(prs, dict) and isinstance(currents, dict)):
+        return State(ours=True)
+    kb = m.get("kb")
+    return State(
+        salt=m.get("salt") if isinstance(m.get("salt"), str) else None,
+        kb=kb if isinstance(kb, list) else None,
+        pages={p: v for p, v in pages.items() if isinstance(v, list) and len(v) == 2},
+        prs={k: v for k, v in prs.items() if isinstance(v, str)},
+        currents={k: v for k, v in currents.items() if isinstance(v, str)},
+        search=m.get("search") is True,
+        ours=True,
+    )
+
+
+def save(tmp: Path, state: State) -> None:
+    (tmp / MANIFEST).write_text(json.dumps(state.to_json(), separators=(",", ":")),
+                                encoding="utf-8")
+
+
+def links_hash(links: list[str]) -> str:
+    return hashlib.blake2b("\n".join(links).encode("utf-8", "surrogatepass"),
+                           digest_size=8).hexdigest()
+
+
+def load_links(out: Path) -> dict[str, list[str]] | None:
+    """Every page's links from the previous build, or None when they cannot be read."""
+    try:
+        raw = json.loads((out / LINKS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(raw, dict):
+        return None
+    return {p: v.split("\n") if v else [] for p, v in raw.items() if isinstance(v, str)}
+
+
+def save_links(tmp: Path, links: dict[str, list[str]]) -> None:
+    (tmp / LINKS).write_text(
+        json.dumps({p: "\n".join(v) for p, v in links.items()}, separators=(",", ":"),
+                   ensure_ascii=False),
+        encoding="utf-8",
+    )
+
+
+def reuse_links(out: Path, tmp: Path) -> bool:
+    """Hard-link (or copy) the previous links file unchanged; False when it cannot."""
+    try:
+        os.link(out / LINKS, tmp / LINKS)
+        return True
+    except OSError:
+        return False
+
+
+def unchanged_digests(
+    data: SiteData,
+    state: State,
+    changed: dict[str, set[str]] | None,
+    currents: dict[str, str],
+) -> dict[int, str]:
+    """PR id -> digest of the previous build, for the PRs whose page inputs cannot have changed.
+
+    A PR page shows the PR's own rows and relations, the label, title and state of each PR or
+    node at the other end of its relations, and the current reading of the classes it changed.
+    So a PR is dirty when the journal names it, names its node or a node at the other end of
+    one of its relations, or when the current reading of one of its classes changed (or the
+    previous build did not know it). ``changed`` None: nothing can be vouched for.
+    """
+    if changed is None:
+        return {}
+    ids = set()
+    for key in changed.get("pr", ()):
+        try:
+            ids.add(int(key))
+        except ValueError:
+            continue
+    nodes = set(changed.get("node", ()))
+    for i in ids:
+        pr = data.by_id.get(i)
+        if pr is None:  # a PR went away: which pages named it is not known here
+            return {}
+        nodes.add(pr["node"])
+    classes = {c for c, d in currents.items() if state.currents.get(c) != d}
+    classes |= {c for c in state.currents if c not in currents}
+    out: dict[int, str] = {}
+    for pr in data.prs:
+        old = state.prs.get(str(pr["id"]))
+        if old is None or pr["id"] in ids or pr["node"] in nodes:
+            continue
+        if any(r["other"] in nodes for r in pr["relations"]):
+            continue
+        if any(c["class"] in classes for c in pr["changes"]):
+            continue
+        out[pr["id"]] = old
+    return out

@@ -1,0 +1,171 @@
+"""Incremental site builds give the very same site as a build from scratch.
+
+Each step changes the knowledge base the way collectors do (an edited PR, a new reading of a
+builder, new relations, a copied knowledge base), builds incrementally into one folder and
+from scratch into another, and compares every file. Also: the previous site's files are
+never written to, and a failed prelink falls back to a clean tree.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from prkb.graph import build_relations
+from prkb.kb import ingest
+from prkb.profile import load_profile
+from prkb.publish import site as site_mod
+from prkb.publish.site import build_site
+from prkb.publish.site_state import LINKS, MANIFEST
+from prkb.store import Store
+from tests.test_site_build import make_kb, plain_record
+
+PROFILE = load_profile(None)
+BOOKKEEPING = {MANIFEST, LINKS}
+
+
+def files(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.name not in BOOKKEEPING
+    }
+
+
+def assert_same_as_fresh(store: Store, out: Path, fresh: Path) -> None:
+    if fresh.exists():
+        shutil.rmtree(fresh)
+    build_site(store, fresh, PROFILE, search=False)
+    got, want = files(out), files(fresh)
+    assert sorted(got) == sorted(want)
+    stale = [name for name in want if got[name] != want[name]]
+    assert stale == [], f"pages differ from a fresh build: {stale[:10]}"
+
+
+def edited(number: int, title: str, when: str, level: str, cls: str, **kw: object) -> dict:
+    rec = plain_record(number, title, when, level, cls, **kw)  # type: ignore[arg-type]
+    rec["updated_at"] = "2026-02-01T00:00:00Z"
+    return rec
+
+
+def test_incremental_builds_equal_fresh_builds(tmp_path: Path) -> None:
+    out, fresh = tmp_path / "site", tmp_path / "fresh"
+    with make_kb(tmp_path / "kb.sqlite") as store:
+        first = build_site(store, out, PROFILE, search=False)
+        assert first.rendered == first.pages
+
+        # nothing changed: nothing rendered
+        again = build_site(store, out, PROFILE, search=False)
+        assert again.rendered == 0 and again.reused == again.pages
+
+        # 1. a PR's title: its pages, the pages of PRs related to it, lists that show it
+        rec = edited(90010, "Synth A, renamed", "2025-01-05T00:00:00Z", "UNIFORM_BATCH",
+                     "SynthMetadataBuilder")
+        assert ingest(store, rec, PROFILE).outcome == "updated"
+        step = build_site(store, out, PROFILE, search=False)
+        assert 0 < step.rendered < step.pages // 2
+        assert "Synth A, renamed" in (out / "en" / "pr" / "90011.html").read_text()
+        assert_same_as_fresh(store, out, fresh)
+
+        # 2. a new reading of the builder: every PR page that shows the class's current level
+        newer = plain_record(90012, "Synth C", "2026-03-05T00:00:00Z", "NEVER",
+                             "SynthMetadataBuilder")
+        ingest(store, newer, PROFILE)
+        build_site(store, out, PROFILE, search=False)
+        assert_same_as_fresh(store, out, fresh)
+
+        # 3. new relations found by the graph stage (no PR record changed)
+        ingest(store, plain_record(90013, "Synth D", "2026-03-06T00:00:00Z", "ALWAYS",
+                                   "OtherMetadataBuilder",
+                                   [{"type": "follow-up-of", "target": 90011}]), PROFILE)
+        build_relations(store, PROFILE)
+        build_site(store, out, PROFILE, search=False)
+        assert "90013" in (out / "en" / "pr" / "90011.html").read_text()
+        assert_same_as_fresh(store, out, fresh)
+
+        # relations recomputed with nothing new: the journal stays where it was
+        cursor = store.change_cursor()
+        build_relations(store, PROFILE)
+        assert store.change_cursor() == cursor
+        assert build_site(store, out, PROFILE, search=False).rendered == 0
+
+
+def test_another_knowledge_base_with_the_same_history_is_not_trusted(tmp_path: Path) -> None:
+    """A copied file shares the journal's first rows; its later changes are others'."""
+    out, fresh = tmp_path / "site", tmp_path / "fresh"
+    with make_kb(tmp_path / "a.sqlite") as store:
+        build_site(store, out, PROFILE, search=False)
+    shutil.copy(tmp_path / "a.sqlite", tmp_path / "b.sqlite")
+    with Store(tmp_path / "a.sqlite") as a:
+        ingest(a, edited(90010, "Changed in A", "2025-01-05T00:00:00Z", "UNIFORM_BATCH",
+                         "SynthMetadataBuilder"), PROFILE)
+        build_site(a, out, PROFILE, search=False)
+    with Store(tmp_path / "b.sqlite") as b:
+        # the same number of journal rows as A, other changes
+        ingest(b, edited(90011, "Changed in B", "2025-06-05T00:00:00Z", "ALWAYS",
+                         "SynthMetadataBuilder"), PROFILE)
+        assert b.change_cursor()[0] == Store(tmp_path / "a.sqlite").change_cursor()[0]
+        build_site(b, out, PROFILE, search=False)
+        assert "Changed in A" not in (out / "en" / "pr" / "90010.html").read_text()
+        assert_same_as_fresh(b, out, fresh)
+
+
+def test_the_previous_site_is_never_written_to(tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    with make_kb(tmp_path / "kb.sqlite") as store:
+        build_site(store, out, PROFILE, search=False)
+        page = out / "en" / "pr" / "90010.html"
+        old_text = page.read_text()
+        # a reader (a web server, a sync) holding the previous file
+        os.link(page, tmp_path / "held.html")
+        ingest(store, edited(90010, "Synth A, again", "2025-01-05T00:00:00Z", "UNIFORM_BATCH",
+                             "SynthMetadataBuilder"), PROFILE)
+        build_site(store, out, PROFILE, search=False)
+    assert "Synth A, again" in page.read_text()
+    assert (tmp_path / "held.html").read_text() == old_text
+
+
+def test_a_failed_prelink_falls_back_to_a_clean_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out, fresh = tmp_path / "site", tmp_path / "fresh"
+    with make_kb(tmp_path / "kb.sqlite") as store:
+        build_site(store, out, PROFILE, search=False)
+        before = files(out)
+
+        def broken(old: Path, tmp: Path) -> subprocess.Popen[bytes]:
+            # links one page, then dies: what it made must not be trusted or written into
+            code = ("import os, sys; os.makedirs(sys.argv[2] + '/en/pr', exist_ok=True); "
+                    "os.link(sys.argv[1] + '/en/pr/90010.html', sys.argv[2] + '/en/pr/90010.html');"
+                    " sys.exit(3)")
+            return subprocess.Popen([sys.executable, "-c", code, str(old), str(tmp)],
+                                    stdout=subprocess.PIPE)
+
+        monkeypatch.setattr(site_mod, "_start_prelink", broken)
+        ingest(store, edited(90010, "After a broken prelink", "2025-01-05T00:00:00Z",
+                             "UNIFORM_BATCH", "SynthMetadataBuilder"), PROFILE)
+        stats = build_site(store, out, PROFILE, search=False)
+        assert stats.reused > 0
+        assert "After a broken prelink" in (out / "en" / "pr" / "90010.html").read_text()
+        assert_same_as_fresh(store, out, fresh)
+    # the previous tree's copy of the page was not written through the stray link
+    assert b"After a broken prelink" not in before["en/pr/90010.html"]
+
+
+def test_removed_pages_break_no_kept_link(tmp_path: Path) -> None:
+    """A page that goes away is caught when a kept page still links to it."""
+    out = tmp_path / "site"
+    with make_kb(tmp_path / "kb.sqlite") as store:
+        build_site(store, out, PROFILE, search=False)
+        store.conn.execute("PRAGMA foreign_keys = ON")
+        with store.transaction() as conn:
+            conn.execute("DELETE FROM prs WHERE number = 90010")
+        stats = build_site(store, out, PROFILE, search=False)
+        assert not (out / "en" / "pr" / "90010.html").exists()
+        assert stats.reused > 0
+        assert_same_as_fresh(store, out, tmp_path / "fresh")
