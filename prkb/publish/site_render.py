@@ -71,6 +71,7 @@ def escaping_env(lang: str, what: str) -> jinja2.Environment:
         raise PrkbError(f"the template environment must autoescape HTML ({what})")
     env.bytecode_cache = bytecode_cache()
     env.auto_reload = False  # templates do not change during a build: no stat per render
+    env.getattr = _dict_first(env.getattr)  # type: ignore[method-assign,assignment]
     catalog = translations(lang)
 
     @lru_cache(maxsize=4096)
@@ -91,6 +92,27 @@ def escaping_env(lang: str, what: str) -> jinja2.Environment:
     # level_badge, pr_link, change_line, state_name: the markup of site/macros.html, in Python
     env.globals.update(make_helpers(gettext, env.filters["label"]))
     return env
+
+
+_DICT_ATTRS = frozenset(dir(dict))
+
+
+def _dict_first(default: Callable[[Any, str], Any]) -> Callable[[Any, str], Any]:
+    """Jinja's ``x.name`` for the site's plain dicts without the failed attribute lookup.
+
+    Jinja tries ``getattr(x, name)`` first and ``x[name]`` after; a plain dict has no
+    attributes but those of its class, so for any other name the item is what Jinja finds.
+    The same result, without raising and catching an AttributeError on every lookup."""
+
+    def getattr_(obj: Any, attribute: str) -> Any:
+        if type(obj) is dict and attribute not in _DICT_ATTRS:
+            try:
+                return obj[attribute]
+            except KeyError:
+                pass
+        return default(obj, attribute)
+
+    return getattr_
 
 
 def _env(lang: str, envs: dict[str, jinja2.Environment]) -> jinja2.Environment:
