@@ -57,3 +57,18 @@ def test_internal_links_see_both_quote_styles_and_only_tags() -> None:
         "../../up.html", "en/ent.html", "en/img.png", "en/pr/sub/index.html", "en/q.html",
         "en/single.html",
     ]
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_site_date_filters_match_i18n(lang: str) -> None:
+    from prkb.render.i18n import format_date_for, format_datetime_for
+
+    env = escaping_env(lang, "site/x.html")
+    values = [None, "", "nonsense", "2025-03-04", "2025-03-04T05:06:07Z",
+              "2025-03-04T23:30:00-05:00", "2025-03-04 05:06:07", "2024-12-31T23:59:59+09:00"]
+    for v in values:
+        for fmt in ("long", "medium", "short"):
+            assert env.filters["format_date"](v, fmt) == format_date_for(v, lang, fmt), v
+            assert env.filters["format_datetime"](v, fmt) == format_datetime_for(v, lang, fmt)
+        assert env.filters["format_date"](v) == format_date_for(v, lang)
+        assert env.filters["format_datetime"](v) == format_datetime_for(v, lang)

@@ -14,6 +14,7 @@ import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -72,6 +73,7 @@ def escaping_env(lang: str, what: str) -> jinja2.Environment:
     env.bytecode_cache = bytecode_cache()
     env.auto_reload = False  # templates do not change during a build: no stat per render
     env.getattr = _dict_first(env.getattr)  # type: ignore[method-assign,assignment]
+    env.filters.update(_date_filters(lang))
     catalog = translations(lang)
 
     @lru_cache(maxsize=4096)
@@ -92,6 +94,41 @@ def escaping_env(lang: str, what: str) -> jinja2.Environment:
     # level_badge, pr_link, change_line, state_name: the markup of site/macros.html, in Python
     env.globals.update(make_helpers(gettext, env.filters["label"]))
     return env
+
+
+def _date_filters(lang: str) -> dict[str, Callable[..., str]]:
+    """``format_date`` and ``format_datetime`` as ``prkb.render.i18n`` makes them, with the
+    Babel locale parsed once (not on every call) and each day's date formatted once."""
+    from babel import Locale
+    from babel.dates import format_date, format_datetime
+
+    from ..render.i18n import format_date_for, locale_of, parse_when
+
+    loc = Locale.parse(locale_of(lang))
+    unknown = format_date_for(None, lang)
+
+    @lru_cache(maxsize=4096)
+    def day_text(day: date, fmt: str) -> str:
+        return str(format_date(day, fmt, locale=loc))
+
+    def date_filter(value: Any, fmt: str = "long") -> str:
+        when = parse_when(value)
+        if when is None:
+            return unknown
+        return day_text(when.date() if isinstance(when, datetime) else when, fmt)
+
+    def datetime_filter(value: Any, fmt: str = "medium") -> str:
+        when = parse_when(value)
+        if when is None:
+            return unknown
+        if not isinstance(when, datetime):
+            return day_text(when, "long")
+        if when.tzinfo is not None:
+            utc = when.astimezone(UTC).replace(tzinfo=None)
+            return f"{format_datetime(utc, fmt, locale=loc)} UTC"
+        return str(format_datetime(when, fmt, locale=loc))
+
+    return {"format_date": date_filter, "format_datetime": datetime_filter}
 
 
 _DICT_ATTRS = frozenset(dir(dict))
