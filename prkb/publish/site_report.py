@@ -21,7 +21,7 @@ from ..profile import Profile
 from ..render.markdown import clean_text, one_line
 from ..render.report import localize, report_facts
 from ..store import Store
-from .site_render import escaping_env
+from .site_render import escaping_env, plain_call
 
 TEMPLATE = "site/report.html"
 _CODE_SPAN = re.compile(r"(`+)([^`].*?)\1(?!`)")
@@ -134,7 +134,8 @@ def _env(lang: str) -> jinja2.Environment:
                        before=html_code(ch["before"] or "-"),
                        after=html_code(ch["after"] or "-"), why=why)
 
-    env.globals.update(L=labels, codes=html_codes, who=who, change_line=change_line)
+    env.globals.update(L=labels, codes=plain_call(html_codes), who=plain_call(who),
+                       change_line=plain_call(change_line))
     return env
 
 
