@@ -440,8 +440,11 @@ def _env(lang: str) -> Any:
     """The digest's Jinja2 environment for ``lang`` (shared i18n setup, Babel catalogs),
     built once: its filters depend only on the language."""
     from ..render.i18n import jinja_env
+    from .jinja_calls import PlainCallContext
 
-    return jinja_env(lang)
+    env = jinja_env(lang)
+    env.context_class = PlainCallContext
+    return env
 
 
 def plain(text: Any) -> str:
@@ -473,6 +476,8 @@ def render_section(dg: Digest, lang: str, fmt: str, site_url: str | None = None)
     """One language's part of the digest: ``text`` or an HTML ``fragment``."""
     from markupsafe import Markup, escape
 
+    from .jinja_calls import plain_call
+
     env = _env(lang)
 
     def link(item: PrItem | int | None) -> str | None:
@@ -494,11 +499,8 @@ def render_section(dg: Digest, lang: str, fmt: str, site_url: str | None = None)
 
     env.filters["plain"] = plain
     env.filters["risk"] = lambda code: risk_label(code, lang)
-    values = {
-        "dg": dg,
-        "dg_title": digest_title(dg.period, lang, dg.profile),
-        "page_url": digest_url(dg.period, lang, site_url),
-        "html_lang": "zh-CN" if lang == "zh" else "en",
+    # every function the templates call is a plain one: called without Jinja's checks
+    calls: dict[str, Any] = {
         "link": link,
         "node": lambda key: node_text(key, lang),
         "node_html": node_html,
@@ -506,6 +508,13 @@ def render_section(dg: Digest, lang: str, fmt: str, site_url: str | None = None)
         "relation": lambda code: relation_label(code, lang),
         "risk": lambda code: risk_label(code, lang),
         "finding": lambda f: f.message_zh if lang == "zh" and f.message_zh else f.message_en,
+    }
+    values = {
+        "dg": dg,
+        "dg_title": digest_title(dg.period, lang, dg.profile),
+        "page_url": digest_url(dg.period, lang, site_url),
+        "html_lang": "zh-CN" if lang == "zh" else "en",
+        **{name: plain_call(fn) for name, fn in calls.items()},
     }
     if fmt == "text":
         out = env.get_template("digest/section.txt.j2").render(**values)

@@ -17,16 +17,16 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import jinja2
-import jinja2.runtime
 from markupsafe import Markup
 
 from ..errors import PrkbError
 from ..store import Store
 from . import site_links
 from .feed import atom_feed
+from .jinja_calls import PlainCallContext, plain_call
 from .site_macros import make_helpers
 from .site_pages import LANG_CODES, Page, root_of
 
@@ -95,32 +95,8 @@ def escaping_env(lang: str, what: str) -> jinja2.Environment:
     # level_badge, pr_link, change_line, state_name: the markup of site/macros.html, in Python
     env.globals.update({k: plain_call(f) for k, f in
                         make_helpers(gettext, env.filters["label"]).items()})
-    env.context_class = _SiteContext
+    env.context_class = PlainCallContext
     return env
-
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def plain_call(fn: F) -> F:
-    """Mark a template global as a plain function (it takes no Jinja context): templates of
-    :func:`escaping_env` call it directly, without Jinja's generic call protocol."""
-    setattr(fn, "_site_plain", True)  # noqa: B010 (a function attribute)
-    return fn
-
-
-class _SiteContext(jinja2.runtime.Context):
-    """Jinja's context with a short path for calls of functions marked by ``plain_call``
-    (gettext and the page helpers, about a hundred calls a page): the same call Jinja makes
-    for a function that takes no context, without looking for pass_context markers."""
-
-    def call(__self, __obj: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        if getattr(__obj, "_site_plain", False):
-            if kwargs:
-                kwargs.pop("_loop_vars", None)
-                kwargs.pop("_block_vars", None)
-            return __obj(*args, **kwargs)
-        return super().call(__obj, *args, **kwargs)
 
 
 def _date_filters(lang: str) -> dict[str, Callable[..., str]]:

@@ -21,7 +21,8 @@ from ..profile import Profile
 from ..render.markdown import clean_text, one_line
 from ..render.report import localize, report_facts
 from ..store import Store
-from .site_render import escaping_env, plain_call
+from .jinja_calls import plain_call
+from .site_render import escaping_env
 
 TEMPLATE = "site/report.html"
 _CODE_SPAN = re.compile(r"(`+)([^`].*?)\1(?!`)")
