@@ -170,26 +170,29 @@ def build_site(
     gc_on = gc.isenabled()
     gc.disable()
     try:
+        t_start = time.perf_counter()
+        stats.seconds["start"] = t_start - t0
         with _snapshot(store):  # the cursor and the data from one consistent read
             cursor = store.change_cursor()
             changed = store.changes_since(old.kb) if valid else None
             data = gather(store, profile)
         t1 = time.perf_counter()
-        stats.seconds["gather"] = t1 - t0
+        stats.seconds["gather"] = t1 - t_start
         currents = {cls: digest(b["current"]) for cls, b in data.builders.items()}
         known = site_state.unchanged_digests(data, old, changed, currents)
         plan = plan_pages(store, data, profile, langs, base_url=base_url,
                           report_html=report_html or report_html_for(profile), known=known)
         pages = plan.pages
         new_state = site_state.State(salt=salt, kb=list(cursor), currents=plan.currents,
-                                     prs={str(k): v for k, v in plan.pr_digests.items()})
+                                     prs={str(k): list(v) for k, v in plan.pr_digests.items()})
         stats.seconds["plan"] = time.perf_counter() - t1
         t_plan = time.perf_counter()
         todo: list[int] = []
         keep: list[int] = []
         for i, page in enumerate(pages):
-            digest_ = _page_hash(salt, page)
             prev = old.pages.get(page.path) if valid else None
+            # same salt, same inputs: the same hash as before, by construction
+            digest_ = prev[0] if page.same and prev is not None else _page_hash(salt, page)
             new_state.pages[page.path] = [digest_, ""]
             if prev is not None and prev[0] == digest_:
                 keep.append(i)

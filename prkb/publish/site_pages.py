@@ -40,6 +40,7 @@ class Page:
     lang: str | None = None
     kind: str = "html"  # html, json, xml
     search: bool = False  # indexed by Pagefind
+    same: bool = False  # inputs known to equal the previous build's (no need to hash them)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -112,12 +113,15 @@ def plan_pages(
     *,
     base_url: str | None,
     report_html: Callable[[Store, dict[str, Any], str], str],
-    known: dict[int, str] | None = None,
+    known: dict[int, tuple[str, str]] | None = None,
 ) -> Plan:
     """Every page of the site, in write order.
 
-    ``known``: PR id -> digest of its page inputs, for PRs the caller knows did not change
-    since the build that computed it (site_state.unchanged_digests); those are not hashed.
+    Each PR has two digests: of its own data (what the timeline, builder and digest pages
+    show of it, and whether each of its relations leads to a page of the site) and of its
+    own page's inputs (its own data, the PRs at the other end of its relations, the current
+    reading of its classes). ``known``: PR id -> both, for PRs the caller knows did not change
+    since the build that computed them (site_state.unchanged_digests); those are not hashed.
     """
     known = known or {}
     pages: list[Page] = []
@@ -141,16 +145,20 @@ def plan_pages(
     d_matrix = digest(list(builder_digests.items()))
     d_audit = digest(audit)
     per_pr = []
-    pr_digests: dict[int, str] = {}
+    pr_digests: dict[int, tuple[str, str]] = {}
+    by_node = data.by_node
     for pr in data.prs:
-        d = known.get(pr["id"])
-        if d is None:
-            d = digest([{k: v for k, v in pr.items() if k != "id"}, related(data, pr),
-                        _now(data, pr)])
-        pr_digests[pr["id"]] = d
-        per_pr.append((pr, {**common, "d": d}))
-    # a timeline row shows only fields of its PR, so the PR digests stand for the rows
-    ordered = [pr_digests[p["id"]] for p in data.prs]
+        both = known.get(pr["id"])
+        if both is None:
+            own = digest([{k: v for k, v in pr.items() if k != "id"},
+                          [r["other"] in by_node for r in pr["relations"]]])
+            both = (own, digest([own, related(data, pr), _now(data, pr)]))
+        pr_digests[pr["id"]] = both
+        # languages, base URL and levels (``common``) are in the build's salt already
+        per_pr.append((pr, both[1], pr["id"] in known))
+    own_digests = {i: both[0] for i, both in pr_digests.items()}
+    # a timeline row shows only fields of its PR, so the PRs' own digests stand for the rows
+    ordered = [own_digests[p["id"]] for p in data.prs]
     d_timeline = hashlib.sha256("".join(ordered).encode()).hexdigest()
     d_feed = hashlib.sha256("".join(ordered[:FEED_LIMIT]).encode()).hexdigest()
     per_builder = []
@@ -158,7 +166,7 @@ def plan_pages(
         # its PRs are shown by their summaries, which their digests stand for
         ids = [p["id"] for p in reversed(b["prs"])]
         inputs = {**common, "d": digest([builder_digests[b["class"]],
-                                         [pr_digests[i] for i in ids]])}
+                                         [own_digests[i] for i in ids]])}
         per_builder.append((b, ids, inputs))
 
     pages.append(Page("index.html", "site/root.html", common, partial(dict, langs=langs)))
@@ -218,12 +226,12 @@ def plan_pages(
         ))
     # a PR's (and a builder's) pages in every language next to each other: the renderer hands
     # out pages in runs, so one process reads the PR's facts once for all its languages
-    for pr, inputs in per_pr:
+    for pr, inputs, same in per_pr:
         for lang in langs:
             pages.append(Page(
                 f"{lang}/pr/{pr['slug']}.html", "site/pr.html", inputs,
                 partial(_pr_context, store, report_html, fixed_by_lang[lang], data, pr, lang),
-                lang=lang, search=True,
+                lang=lang, search=True, same=same,
             ))
     charts: dict[str, Any] = {}
     for b, ids, inputs in per_builder:
@@ -234,7 +242,7 @@ def plan_pages(
                         charts),
                 lang=lang, search=True,
             ))
-    pages.extend(digest_pages(store, data, profile, langs, common, pr_digests, fixed_by_lang))
+    pages.extend(digest_pages(store, data, profile, langs, common, own_digests, fixed_by_lang))
     pages.append(Page(
         "feed.xml", "", {**common, "d": d_feed},
         partial(dict, items=feed_items, lang="en" if "en" in langs else langs[-1]),
@@ -246,7 +254,7 @@ def plan_pages(
 @dataclass
 class Plan:
     pages: list[Page]
-    pr_digests: dict[int, str]  # PR id -> digest of its page inputs
+    pr_digests: dict[int, tuple[str, str]]  # PR id -> digests of its own data, its page
     currents: dict[str, str]  # builder class -> digest of its current reading
 
 

@@ -41,7 +41,7 @@ class State:
     salt: str | None = None
     kb: list[Any] | None = None  # change-journal cursor [seq, nonce]
     pages: dict[str, list[str]] = field(default_factory=dict)  # path -> [hash, links hash]
-    prs: dict[str, str] = field(default_factory=dict)  # PR id -> digest of its page inputs
+    prs: dict[str, list[str]] = field(default_factory=dict)  # PR id -> [own data, page] digests
     currents: dict[str, str] = field(default_factory=dict)  # class -> digest of its reading
     search: bool = False
     ours: bool = False  # the folder was written by a build (even if its manifest is unreadable)
@@ -79,7 +79,8 @@ def load(out: Path) -> State:
         salt=m.get("salt") if isinstance(m.get("salt"), str) else None,
         kb=kb if isinstance(kb, list) else None,
         pages={p: v for p, v in pages.items() if isinstance(v, list) and len(v) == 2},
-        prs={k: v for k, v in prs.items() if isinstance(v, str)},
+        prs={k: v for k, v in prs.items()
+             if isinstance(v, list) and len(v) == 2 and all(isinstance(x, str) for x in v)},
         currents={k: v for k, v in currents.items() if isinstance(v, str)},
         search=m.get("search") is True,
         ours=True,
@@ -129,8 +130,9 @@ def unchanged_digests(
     state: State,
     changed: dict[str, set[str]] | None,
     currents: dict[str, str],
-) -> dict[int, str]:
-    """PR id -> digest of the previous build, for the PRs whose page inputs cannot have changed.
+) -> dict[int, tuple[str, str]]:
+    """PR id -> the previous build's digests (own data, page inputs: see
+    :func:`prkb.publish.site_pages.plan_pages`), for the PRs whose pages cannot have changed.
 
     A PR page shows the PR's own rows and relations, the label, title and state of each PR or
     node at the other end of its relations, and the current reading of the classes it changed.
@@ -154,7 +156,7 @@ def unchanged_digests(
         nodes.add(pr["node"])
     classes = {c for c, d in currents.items() if state.currents.get(c) != d}
     classes |= {c for c in state.currents if c not in currents}
-    out: dict[int, str] = {}
+    out: dict[int, tuple[str, str]] = {}
     for pr in data.prs:
         old = state.prs.get(str(pr["id"]))
         if old is None or pr["id"] in ids or pr["node"] in nodes:
@@ -163,5 +165,5 @@ def unchanged_digests(
             continue
         if any(c["class"] in classes for c in pr["changes"]):
             continue
-        out[pr["id"]] = old
+        out[pr["id"]] = (old[0], old[1])
     return out
