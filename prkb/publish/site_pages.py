@@ -226,10 +226,10 @@ def plan_pages(
         ))
     # a PR's (and a builder's) pages in every language next to each other: the renderer hands
     # out pages in runs, so one process reads the PR's facts once for all its languages
-    for pr, inputs, same in per_pr:
+    for pr, d_page, same in per_pr:
         for lang in langs:
             pages.append(Page(
-                f"{lang}/pr/{pr['slug']}.html", "site/pr.html", inputs,
+                f"{lang}/pr/{pr['slug']}.html", "site/pr.html", d_page,
                 partial(_pr_context, store, report_html, fixed_by_lang[lang], data, pr, lang),
                 lang=lang, search=True, same=same,
             ))
