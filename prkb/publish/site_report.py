@@ -148,6 +148,11 @@ _FACTS: list[tuple[Any, Profile, dict[str, Any], dict[str, Any]]] = []
 _FACTS_MAX = 2
 
 
+def forget_facts() -> None:
+    """Drop the cached facts (a build that reuses gathered dicts must call this first)."""
+    _FACTS.clear()
+
+
 def _facts(store: Store, pr: dict[str, Any], profile: Profile) -> dict[str, Any]:
     conn = store.conn
     for c, prof, key, facts in _FACTS:

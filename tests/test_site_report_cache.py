@@ -1,0 +1,64 @@
+"""The PR report's facts are read once for both languages, and never served stale."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_site_build import make_kb
+
+from prkb.kb import ingest, raw_record
+from prkb.profile import load_profile
+from prkb.publish import site_report
+from prkb.publish.site_report import report_html
+from prkb.render.report import localize, report_context, report_facts
+
+
+def test_localized_facts_are_the_report_context(tmp_path: Path) -> None:
+    profile = load_profile(None)
+    with make_kb(tmp_path / "kb.sqlite") as kb:
+        refs = [r[0] for r in kb.conn.execute("SELECT ref FROM prs ORDER BY ref")]
+        for ref in refs:
+            base = report_facts(kb, ref, profile)
+            for lang in ("zh", "en"):
+                assert localize(base, lang, profile) == report_context(kb, ref, lang,
+                                                                       profile=profile)
+            # localize leaves the shared facts as they were
+            assert base == report_facts(kb, ref, profile)
+
+
+def test_facts_are_reused_only_for_the_same_pr_dict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    profile = load_profile(None)
+    calls: list[str] = []
+    real = site_report.report_facts
+
+    def counting(store: Any, ref: str, prof: Any) -> Any:
+        calls.append(ref)
+        return real(store, ref, prof)
+
+    monkeypatch.setattr(site_report, "report_facts", counting)
+    site_report.forget_facts()
+    with make_kb(tmp_path / "kb.sqlite") as kb:
+        ref = kb.conn.execute("SELECT ref FROM prs ORDER BY ref LIMIT 1").fetchone()[0]
+        pr = {"ref": ref}
+        zh = report_html(kb, pr, "zh", profile)
+        en = report_html(kb, pr, "en", profile)
+        assert calls == [ref]  # both languages from one read
+        assert zh != en
+        # the knowledge base changes; the next build gathers a new dict for the PR
+        facts = report_facts(kb, ref, profile)["pr"]
+        record = raw_record(kb, kb.pr_row(facts["ref"], facts["repo"]))
+        record["title"] = "A new title <b>now</b>"
+        record["updated_at"] = "2031-01-01T00:00:00Z"
+        ingest(kb, record, profile)
+        again = report_html(kb, {"ref": ref}, "en", profile)
+        assert len(calls) == 2
+        assert "A new title &lt;b&gt;now&lt;/b&gt;" in again
+        assert "A new title" not in en
+        # after forget_facts even the old dict is read again
+        site_report.forget_facts()
+        assert "A new title" in report_html(kb, pr, "en", profile)
+        assert len(calls) == 3
