@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
@@ -107,6 +107,9 @@ def test_escapers_keep_text_inert():
 
 
 @given(st.text(max_size=200))
+@example("---")  # a thematic break (found by hypothesis)
+@example(" -- ")
+@example("===")
 @settings(max_examples=300, deadline=None)
 def test_md_escape_is_always_one_plain_paragraph(text):
     """Whatever the text, its escaped form renders as one paragraph of text: no markup."""

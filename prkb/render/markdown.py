@@ -59,9 +59,10 @@ def one_line(text: str | None, limit: int | None = None) -> str:
 
 
 _INLINE_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
-# What would start a block if it began a line: ATX heading, list item, quote, setext line.
+# What would start a block if it began a line: ATX heading, list item, quote, setext line or
+# thematic break made of "=" or "-" only.
 _LINE_START = re.compile(
-    r"^(\s*)(?:(#{1,6}|[-+*])(?=\s|$)|(>)|(=+)(?=\s*$)|(\d{1,9})([.)])(?=\s|$))"
+    r"^(\s*)(?:(#{1,6}|[-+*])(?=\s|$)|(>)|(=+|-+)(?=\s*$)|(\d{1,9})([.)])(?=\s|$))"
 )
 
 
