@@ -17,6 +17,7 @@ import shutil
 import sys
 import tempfile
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -139,7 +140,9 @@ def main(argv: list[str] | None = None) -> int:
             rec = synthetic_record(args.n // 2, args.n, rng, {})
             rec["title"] = rec["title"] + f" (edited {time.time_ns()})"
             rec["number"] = 20000 + args.n // 2
-            rec["updated_at"] = "2030-01-01T00:00:00Z"
+            # newer than anything stored, also when the knowledge base is reused
+            later = datetime.now(UTC) + timedelta(days=36500)
+            rec["updated_at"] = later.strftime("%Y-%m-%dT%H:%M:%SZ")
             ingest(store, rec, profile)
             inc = build_site(store, out, profile, search=not args.no_search)
         t_inc = inc.seconds["total"] - inc.seconds.get("search", 0.0)

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from prkb.cli import main
 from prkb.errors import InputError
@@ -251,3 +253,20 @@ def test_every_digest_message_has_a_chinese_translation() -> None:
         english = msgid % kw
         assert zh.from_string(render).render(m=msgid, kw=kw) != english, msgid
         assert en.from_string(render).render(m=msgid, kw=kw) == english, msgid
+
+
+@given(
+    st.datetimes(min_value=datetime(1990, 1, 1), max_value=datetime(2090, 12, 31)),
+    st.sampled_from(["Z", "+00:00", "+05:30", "-08:00", ""]),
+)
+@settings(max_examples=400, deadline=None)
+def test_pr_weeks_fast_path_equals_parsing_each_stamp(when: datetime, zone: str) -> None:
+    """Stored UTC stamps are read by their day (cached); every stamp gives the week that
+    parsing it in full gives."""
+    text = when.strftime("%Y-%m-%dT%H:%M:%S") + zone
+    pr = {"state": "merged", "created_at": text, "merged_at": text, "closed_at": None}
+    t = dg.parse_time(text)
+    assert t is not None
+    assert dg.pr_weeks(pr) == {dg.week_key(t)}
+    assert dg.pr_weeks({**pr, "state": "closed", "merged_at": None, "closed_at": "junk"}) \
+        == {dg.week_key(t)}

@@ -338,13 +338,29 @@ def digest_weeks(
 def pr_weeks(pr: Any) -> set[str]:
     """The weeks whose digest names a PR: the week it opened, and the week it merged (or
     closed without merging). ``pr`` has state, created_at, merged_at and closed_at."""
-    merged = parse_time(pr["merged_at"])
-    stamps = [parse_time(pr["created_at"])]
+    stamps = [pr["created_at"]]
     if pr["state"] == "merged":
-        stamps.append(merged)
-    elif pr["state"] == "closed" and merged is None:
-        stamps.append(parse_time(pr["closed_at"]))
-    return {week_key(t) for t in stamps if t is not None}
+        stamps.append(pr["merged_at"])
+    elif pr["state"] == "closed" and parse_time(pr["merged_at"]) is None:
+        stamps.append(pr["closed_at"])
+    return {w for w in map(_stamp_week, stamps) if w is not None}
+
+
+_UTC_STAMP = re.compile(r"^(\d{4}-\d{2}-\d{2})T\d{2}:\d{2}:\d{2}Z$")
+
+
+def _stamp_week(text: str | None) -> str | None:
+    """``week_key(parse_time(text))``; stored stamps (UTC, ``...Z``) by their day, cached."""
+    if text and (m := _UTC_STAMP.match(text)) is not None:
+        return _day_week(m.group(1))
+    t = parse_time(text)
+    return week_key(t) if t is not None else None
+
+
+@lru_cache(maxsize=4096)
+def _day_week(day: str) -> str | None:
+    t = parse_time(day + "T00:00:00Z")
+    return week_key(t) if t is not None else None
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
@@ -66,12 +67,18 @@ def atom_feed(
     return data
 
 
+_PLAIN_URL = re.compile(r"^[A-Za-z0-9_./:~%+-]*$")
+
+
 def sitemap(paths: Iterable[str], base_url: str | None) -> bytes:
     """A sitemap of the HTML pages (absolute URLs need ``--base-url``; relative otherwise)."""
     lines = ['<?xml version="1.0" encoding="UTF-8"?>',
              '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">']
     for p in paths:
-        lines.append(f"  <url><loc>{escape(site_url(base_url, p))}</loc></url>")
+        url = site_url(base_url, p)
+        if not _PLAIN_URL.match(url):  # the page paths the site makes need no escaping
+            url = escape(url)
+        lines.append(f"  <url><loc>{url}</loc></url>")
     lines.append("</urlset>")
     return ("\n".join(lines) + "\n").encode("utf-8")
 

@@ -35,7 +35,7 @@ from ..store import Store, canonical_json
 from . import site_links, site_state
 from .feed import sitemap
 from .site_gather import gather
-from .site_pages import Page, digest, plan_pages
+from .site_pages import Page, current_digests, plan_pages
 from .site_render import ASSETS, RenderJob, render_all
 from .site_state import MANIFEST as MANIFEST
 from .site_state import PLACEHOLDERS
@@ -178,10 +178,11 @@ def build_site(
             data = gather(store, profile)
         t1 = time.perf_counter()
         stats.seconds["gather"] = t1 - t_start
-        currents = {cls: digest(b["current"]) for cls, b in data.builders.items()}
+        currents = current_digests(data)
         known = site_state.unchanged_digests(data, old, changed, currents)
         plan = plan_pages(store, data, profile, langs, base_url=base_url,
-                          report_html=report_html or report_html_for(profile), known=known)
+                          report_html=report_html or report_html_for(profile), known=known,
+                          currents=currents)
         pages = plan.pages
         new_state = site_state.State(salt=salt, kb=list(cursor), currents=plan.currents,
                                      prs={str(k): list(v) for k, v in plan.pr_digests.items()})

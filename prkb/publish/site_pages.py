@@ -114,6 +114,7 @@ def plan_pages(
     base_url: str | None,
     report_html: Callable[[Store, dict[str, Any], str], str],
     known: dict[int, tuple[str, str]] | None = None,
+    currents: dict[str, str] | None = None,
 ) -> Plan:
     """Every page of the site, in write order.
 
@@ -125,22 +126,20 @@ def plan_pages(
     """
     known = known or {}
     pages: list[Page] = []
-    timeline = [summary(p) for p in data.prs]
-    summaries = {p["id"]: t for p, t in zip(data.prs, timeline, strict=True)}
+    # what lists of PRs show of each PR: made only when such a page is rendered
+    timeline = _Lazy(partial(_summaries, data))
     counts = _counts(data)
     builder_digests = {
         cls: digest({k: v for k, v in b.items() if k != "prs"}) for cls, b in data.builders.items()
     }
-    currents = {cls: digest(b["current"]) for cls, b in data.builders.items()}
+    if currents is None:
+        currents = current_digests(data)
     audit = _audit_rows(data)
-    graph_nodes, graph_edges = _graph(data)
+    graph = _Lazy(partial(_graph, data))
     levels = list(profile.levels)
     meanings = profile.level_meaning
     gl = glossary()
     common = {"langs": langs, "levels": levels, "base": base_url}
-    feed_items = timeline[:FEED_LIMIT]
-    # big inputs shared by several pages are hashed once; pages name them by digest
-    d_graph = digest([graph_nodes, graph_edges])
     # the matrix shows the builders' histories only (the span of the time axis included)
     d_matrix = digest(list(builder_digests.items()))
     d_audit = digest(audit)
@@ -157,6 +156,14 @@ def plan_pages(
         # languages, base URL and levels (``common``) are in the build's salt already
         per_pr.append((pr, both[1], pr["id"] in known))
     own_digests = {i: both[0] for i, both in pr_digests.items()}
+    # big inputs shared by several pages are hashed once; pages name them by digest. The
+    # graph shows the relations and, of each end, a PR's label, title and state (its own
+    # digest stands for them) or a node's title
+    d_graph = digest([
+        [(r["source"], r["target"], r["type"], r["confidence"]) for r in data.relations],
+        sorted((k, own_digests[p["id"]]) for k, p in data.by_node.items()),
+        sorted((k, n.get("title")) for k, n in data.nodes.items()),
+    ])
     # a timeline row shows only fields of its PR, so the PRs' own digests stand for the rows
     ordered = [own_digests[p["id"]] for p in data.prs]
     d_timeline = hashlib.sha256("".join(ordered).encode()).hexdigest()
@@ -182,12 +189,12 @@ def plan_pages(
     # the big JSON files differ between languages only in a few labels: their common part
     # is encoded once
     timeline_rows = _Lazy(partial(_timeline_rows, timeline))
-    graph_body = _Lazy(partial(_json_bytes, {"nodes": graph_nodes, "edges": graph_edges}))
+    graph_body = _Lazy(partial(_graph_body, graph))
     for lang in langs:
         fixed = fixed_by_lang[lang]
         pages.append(Page(
             f"{lang}/index.html", "site/index.html", {**common, "d": d_timeline, "c": counts},
-            partial(dict, fixed, timeline=timeline[:HOME_ROWS], total=len(timeline),
+            partial(_index_context, fixed, timeline, total=len(data.prs),
                     counts=counts, risk_codes=list(gl.get("risk_tags", {})),
                     directions=list(gl.get("directions", {})), platforms=profile.platforms),
             lang=lang,
@@ -202,9 +209,7 @@ def plan_pages(
         ))
         pages.append(Page(
             f"{lang}/graph.html", "site/graph.html", {**common, "d": d_graph},
-            partial(dict, fixed, nodes=graph_nodes, edges=graph_edges[:GRAPH_ROWS],
-                    total_edges=len(graph_edges), byid={n["id"]: n for n in graph_nodes}),
-            lang=lang,
+            partial(_graph_context, fixed, graph), lang=lang,
         ))
         pages.append(Page(
             f"{lang}/graph.json", "", {**common, "d": d_graph},
@@ -221,8 +226,7 @@ def plan_pages(
         ))
         pages.append(Page(
             f"{lang}/feed.xml", "", {**common, "d": d_feed},
-            partial(dict, items=feed_items, lang=lang),
-            lang=lang, kind="feed",
+            partial(_feed_context, timeline, lang), lang=lang, kind="feed",
         ))
     # a PR's (and a builder's) pages in every language next to each other: the renderer hands
     # out pages in runs, so one process reads the PR's facts once for all its languages
@@ -238,14 +242,14 @@ def plan_pages(
         for lang in langs:
             pages.append(Page(
                 f"{lang}/builder/{b['slug']}.html", "site/builder.html", inputs,
-                partial(_builder_context, fixed_by_lang[lang], b, ids, summaries, profile,
+                partial(_builder_context, fixed_by_lang[lang], b, ids, timeline, profile,
                         charts),
                 lang=lang, search=True,
             ))
     pages.extend(digest_pages(store, data, profile, langs, common, own_digests, fixed_by_lang))
     pages.append(Page(
         "feed.xml", "", {**common, "d": d_feed},
-        partial(dict, items=feed_items, lang="en" if "en" in langs else langs[-1]),
+        partial(_feed_context, timeline, "en" if "en" in langs else langs[-1]),
         lang=None, kind="feed",
     ))
     return Plan(pages, pr_digests, currents)
@@ -271,6 +275,35 @@ class _Lazy:
             self._value = self._make()
             self._done = True
         return self._value
+
+
+def current_digests(data: SiteData) -> dict[str, str]:
+    """Builder class -> digest of its current reading (what PR pages show as "now")."""
+    return {cls: digest(b["current"]) for cls, b in data.builders.items()}
+
+
+def _summaries(data: SiteData) -> tuple[list[dict[str, Any]], dict[int, dict[str, Any]]]:
+    timeline = [summary(p) for p in data.prs]
+    return timeline, {p["id"]: t for p, t in zip(data.prs, timeline, strict=True)}
+
+
+def _index_context(fixed: dict[str, Any], timeline: _Lazy, **kw: Any) -> dict[str, Any]:
+    return {**fixed, "timeline": timeline.get()[0][:HOME_ROWS], **kw}
+
+
+def _feed_context(timeline: _Lazy, lang: str) -> dict[str, Any]:
+    return {"items": timeline.get()[0][:FEED_LIMIT], "lang": lang}
+
+
+def _graph_context(fixed: dict[str, Any], graph: _Lazy) -> dict[str, Any]:
+    nodes, edges = graph.get()
+    return {**fixed, "nodes": nodes, "edges": edges[:GRAPH_ROWS], "total_edges": len(edges),
+            "byid": {n["id"]: n for n in nodes}}
+
+
+def _graph_body(graph: _Lazy) -> bytes:
+    nodes, edges = graph.get()
+    return _json_bytes({"nodes": nodes, "edges": edges})
 
 
 def _now(data: SiteData, pr: dict[str, Any]) -> dict[str, Any]:
@@ -313,11 +346,12 @@ def _matrix_context(fixed: dict[str, Any], matrix: _Lazy) -> dict[str, Any]:
 
 def _builder_context(
     fixed: dict[str, Any], b: dict[str, Any], ids: list[int],
-    summaries: dict[int, dict[str, Any]], profile: Profile, charts: dict[str, Any],
+    timeline: _Lazy, profile: Profile, charts: dict[str, Any],
 ) -> dict[str, Any]:
     if b["class"] not in charts:  # both languages draw the same chart
         charts.clear()
         charts[b["class"]] = site_svg.step_chart(b["runs"], profile.levels)
+    summaries = timeline.get()[1]
     return {**fixed, "b": b, "chart": charts[b["class"]], "prs": [summaries[i] for i in ids]}
 
 
@@ -334,12 +368,12 @@ def _json_bytes(obj: Any) -> bytes:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
-def _timeline_rows(timeline: list[dict[str, Any]]) -> bytes:
+def _timeline_rows(timeline: _Lazy) -> bytes:
     return _json_bytes([
         {"s": p["slug"], "l": p["label"], "t": p["title"], "st": p["state"],
          "d": p["date"][:10], "pl": p["platforms"], "tg": p["tags"], "dr": p["directions"],
          "c": [[c["class"], c["before"], c["after"], c["direction"]] for c in p["changes"]]}
-        for p in timeline
+        for p in timeline.get()[0]
     ])
 
 

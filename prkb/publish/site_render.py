@@ -31,7 +31,8 @@ from .site_macros import make_helpers
 from .site_pages import LANG_CODES, Page, root_of
 
 ASSETS = "assets"
-PARALLEL_MIN = 400  # pages; below this, forking costs more than it saves
+PARALLEL_MIN = 160  # PR pages' worth of work; below this, forking costs more than it saves
+HEAVY = 10  # what a page other than a PR page is worth, in PR pages (a rough mean)
 CSP = (
     "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; "
     "img-src 'self' data:; connect-src 'self'; font-src 'self'; object-src 'none'; "
@@ -203,13 +204,26 @@ def _render_some(job: RenderJob, indexes: list[int]) -> list[tuple[int, list[str
         for i in indexes:
             page = job.pages[i]
             body = render_page(job, page)
-            writes.append(pool.submit((job.tmp / page.path).write_bytes, body))
+            writes.append(pool.submit(write_new, job.tmp / page.path, body))
             links = (site_links.internal_links(page.path, body.decode("utf-8"))
                      if page.kind == "html" else [])
             out.append((i, links))
         for w in writes:
             w.result()
     return out
+
+
+def write_new(path: Path, body: bytes) -> None:
+    """Write a new file; never into an existing one (it may be a hard link to a page of the
+    previous site, which must stay as it was until the swap)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags, 0o666)
+    except FileExistsError:
+        path.unlink()
+        fd = os.open(path, flags, 0o666)
+    with open(fd, "wb", closefd=True) as f:
+        f.write(body)
 
 
 def _worker_init() -> None:
@@ -231,7 +245,10 @@ def render_all(
     global _JOB
     workers = min(os.cpu_count() or 1, 4)
     results: dict[int, list[str]] = {}
-    if len(indexes) < PARALLEL_MIN or workers < 2 or str(job.store.path) == ":memory:":
+    # a page that lists all PRs (timeline, graph, digest week, builder...) costs what tens of
+    # PR pages cost: a few of them are worth the other core too
+    weight = sum(1 if job.pages[i].template == "site/pr.html" else HEAVY for i in indexes)
+    if weight < PARALLEL_MIN or workers < 2 or str(job.store.path) == ":memory:":
         for chunk in _chunks(indexes, 64):
             for i, links in _render_some(job, chunk):
                 results[i] = links
@@ -242,7 +259,10 @@ def render_all(
     try:
         ctx = multiprocessing.get_context("fork")
         with ctx.Pool(workers, initializer=_worker_init) as pool:
-            for done in pool.imap_unordered(_worker, _chunks(indexes, 100)):
+            # heavy pages first, in small runs, so that the last run is not a long one
+            order = sorted(indexes, key=lambda i: job.pages[i].template == "site/pr.html")
+            size = max(1, min(100, len(indexes) // (workers * 8)))
+            for done in pool.imap_unordered(_worker, _chunks(order, size)):
                 for i, links in done:
                     results[i] = links
                 if on_done is not None:

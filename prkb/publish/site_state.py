@@ -156,14 +156,21 @@ def unchanged_digests(
         nodes.add(pr["node"])
     classes = {c for c, d in currents.items() if state.currents.get(c) != d}
     classes |= {c for c in state.currents if c not in currents}
+    dirty = set(ids)
+    if nodes:  # PRs at the other end of a relation of a changed node
+        for r in data.relations:
+            for end, other in ((r["source"], r["target"]), (r["target"], r["source"])):
+                if end in nodes:
+                    pr = data.by_node.get(other)
+                    if pr is not None:
+                        dirty.add(pr["id"])
+        dirty.update(data.by_node[n]["id"] for n in nodes if n in data.by_node)
     out: dict[int, tuple[str, str]] = {}
     for pr in data.prs:
         old = state.prs.get(str(pr["id"]))
-        if old is None or pr["id"] in ids or pr["node"] in nodes:
+        if old is None or pr["id"] in dirty:
             continue
-        if any(r["other"] in nodes for r in pr["relations"]):
-            continue
-        if any(c["class"] in classes for c in pr["changes"]):
+        if classes and any(c["class"] in classes for c in pr["changes"]):
             continue
         out[pr["id"]] = (old[0], old[1])
     return out
