@@ -225,7 +225,24 @@ def test_related_prs_link_inside_the_site(built: tuple[Path, Any]) -> None:
     graph = json.loads((site / "en" / "graph.json").read_text())
     ids = {n["id"] for n in graph["nodes"]}
     assert {"pr:90010", "pr:90011"} <= ids
-    assert any(e["s"] == "pr:90011" and e["t"] == "pr:90010" for e in graph["edges"])
+    assert any(e[:2] == ["pr:90011", "pr:90010"] for e in graph["edges"])
+
+
+def test_timeline_parts_hold_every_pr_once_newest_first(built: tuple[Path, Any]) -> None:
+    site, _ = built
+    home = (site / "en" / "index.html").read_text()
+    total = int(re.search(r'data-total="(\d+)"', home).group(1))  # type: ignore[union-attr]
+    index = json.loads((site / "en" / "timeline.json").read_text())
+    assert index["lang"] == "en" and index["labels"]["tags"]
+    rows = []
+    for part in index["parts"]:
+        path = (site / "en" / part).resolve()
+        assert path.is_relative_to(site.resolve() / "timeline")
+        rows.extend(json.loads(path.read_text()))
+    assert len(rows) == total == len({r["s"] for r in rows})
+    assert [r["d"] for r in rows] == sorted((r["d"] for r in rows), reverse=True)
+    # the parts are shared: the Chinese index names the same files
+    assert json.loads((site / "zh" / "timeline.json").read_text())["parts"] == index["parts"]
 
 
 def test_feed_and_sitemap(tmp_path: Path) -> None:

@@ -43,8 +43,9 @@ class SiteData:
     prs: list[dict[str, Any]] = field(default_factory=list)  # newest first
     by_id: dict[int, dict[str, Any]] = field(default_factory=dict)
     by_node: dict[str, dict[str, Any]] = field(default_factory=dict)  # "pr:N" -> pr
-    relations: list[dict[str, Any]] = field(default_factory=list)
-    nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # (source, target, type, evidence, confidence, origin)
+    relations: list[tuple[str, str, str, str, float, str]] = field(default_factory=list)
+    nodes: dict[str, dict[str, Any]] = field(default_factory=dict)  # graph nodes that are not PRs
     levels: list[dict[str, Any]] = field(default_factory=list)  # builder_levels, oldest first
     builders: dict[str, dict[str, Any]] = field(default_factory=dict)  # class -> history
     findings: list[dict[str, Any]] = field(default_factory=list)
@@ -136,25 +137,26 @@ def gather(store: Store, profile: Profile) -> SiteData:
     for key, kind, number, title, repo in cur.execute(
         "SELECT key, kind, number, title, repo FROM nodes"
     ):
+        if key in by_node:  # a PR of the site: its own row says more
+            continue
         data.nodes[key] = {"key": key, "kind": kind, "number": number, "title": title,
                            "repo": repo}
-    for source, target, type_, evidence, confidence, origin in cur.execute(
+    # relations as tuples (cheap to make, there are many): data.relations holds
+    # (source, target, type, evidence, confidence, origin), a PR's list holds
+    # (type, direction, other, evidence, confidence, origin)
+    relations = data.relations
+    for rel in cur.execute(
         "SELECT source, target, type, evidence, confidence, origin FROM relations"
         " ORDER BY type, source, target"
     ):
-        data.relations.append({"source": source, "target": target, "type": type_,
-                               "evidence": evidence, "confidence": confidence,
-                               "origin": origin})
+        relations.append(rel)
+        source, target, type_, evidence, confidence, origin = rel
         pr = by_node.get(source)
         if pr is not None:
-            pr["relations"].append({"type": type_, "direction": "out", "other": target,
-                                    "evidence": evidence, "confidence": confidence,
-                                    "origin": origin})
+            pr["relations"].append((type_, "out", target, evidence, confidence, origin))
         pr = by_node.get(target)
         if pr is not None:
-            pr["relations"].append({"type": type_, "direction": "in", "other": source,
-                                    "evidence": evidence, "confidence": confidence,
-                                    "origin": origin})
+            pr["relations"].append((type_, "in", source, evidence, confidence, origin))
     history = matrix_history(store)
     data.levels = [
         {**lv, "class_name": cls}

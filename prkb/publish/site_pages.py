@@ -100,8 +100,9 @@ def _other(data: SiteData, key: str) -> dict[str, Any]:
 
 def related(data: SiteData, pr: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
-    for rel in pr["relations"]:
-        out.append({**rel, "other": _other(data, rel["other"])})
+    for type_, direction, other, evidence, confidence, origin in pr["relations"]:
+        out.append({"type": type_, "direction": direction, "other": _other(data, other),
+                    "evidence": evidence, "confidence": confidence, "origin": origin})
     return out
 
 
@@ -126,8 +127,8 @@ def plan_pages(
     """
     known = known or {}
     pages: list[Page] = []
-    # what lists of PRs show of each PR: made only when such a page is rendered
-    timeline = _Lazy(partial(_summaries, data))
+    # what lists of PRs show of each PR: made only for the PRs a rendered page lists
+    timeline = _Summaries(data)
     counts = _counts(data)
     builder_digests = {
         cls: digest({k: v for k, v in b.items() if k != "prs"}) for cls, b in data.builders.items()
@@ -150,7 +151,7 @@ def plan_pages(
         both = known.get(pr["id"])
         if both is None:
             own = digest([{k: v for k, v in pr.items() if k != "id"},
-                          [r["other"] in by_node for r in pr["relations"]]])
+                          [r[2] in by_node for r in pr["relations"]]])
             both = (own, digest([own, related(data, pr), _now(data, pr)]))
         pr_digests[pr["id"]] = both
         # languages, base URL and levels (``common``) are in the build's salt already
@@ -160,14 +161,20 @@ def plan_pages(
     # graph shows the relations and, of each end, a PR's label, title and state (its own
     # digest stands for them) or a node's title
     d_graph = digest([
-        [(r["source"], r["target"], r["type"], r["confidence"]) for r in data.relations],
+        [(r[0], r[1], r[2], r[4]) for r in data.relations],
         sorted((k, own_digests[p["id"]]) for k, p in data.by_node.items()),
         sorted((k, n.get("title")) for k, n in data.nodes.items()),
     ])
     # a timeline row shows only fields of its PR, so the PRs' own digests stand for the rows
     ordered = [own_digests[p["id"]] for p in data.prs]
-    d_timeline = hashlib.sha256("".join(ordered).encode()).hexdigest()
+    d_home = hashlib.sha256("".join(ordered[:HOME_ROWS]).encode()).hexdigest()
     d_feed = hashlib.sha256("".join(ordered[:FEED_LIMIT]).encode()).hexdigest()
+    # the whole timeline for the home page's script: one file per month of PRs (shared by
+    # the languages), so that a changed PR rewrites its month only
+    months: dict[str, list[dict[str, Any]]] = {}
+    for p in data.prs:
+        months.setdefault(_month(p["date"]), []).append(p)
+    parts = [f"timeline/{m}.json" for m in months]
     per_builder = []
     for b in data.builders.values():
         # its PRs are shown by their summaries, which their digests stand for
@@ -186,22 +193,26 @@ def plan_pages(
         for lang in langs
     }
     matrix = _Lazy(partial(_matrix, data))
-    # the big JSON files differ between languages only in a few labels: their common part
-    # is encoded once
-    timeline_rows = _Lazy(partial(_timeline_rows, timeline))
+    # graph.json differs between languages only in one field: its body is encoded once
     graph_body = _Lazy(partial(_graph_body, graph))
+    for month, prs in months.items():
+        pages.append(Page(
+            f"timeline/{month}.json", "", [own_digests[p["id"]] for p in prs],
+            partial(_timeline_part, timeline, [p["id"] for p in prs]), kind="bytes",
+        ))
     for lang in langs:
         fixed = fixed_by_lang[lang]
         pages.append(Page(
-            f"{lang}/index.html", "site/index.html", {**common, "d": d_timeline, "c": counts},
+            f"{lang}/index.html", "site/index.html",
+            {**common, "d": d_home, "c": counts, "n": len(data.prs)},
             partial(_index_context, fixed, timeline, total=len(data.prs),
                     counts=counts, risk_codes=list(gl.get("risk_tags", {})),
                     directions=list(gl.get("directions", {})), platforms=profile.platforms),
             lang=lang,
         ))
         pages.append(Page(
-            f"{lang}/timeline.json", "", {**common, "d": d_timeline},
-            partial(_timeline_json, timeline_rows, lang), lang=lang, kind="bytes",
+            f"{lang}/timeline.json", "", {**common, "parts": parts},
+            partial(_timeline_json, parts, lang), lang=lang, kind="json",
         ))
         pages.append(Page(
             f"{lang}/matrix.html", "site/matrix.html", {**common, "d": d_matrix},
@@ -282,26 +293,46 @@ def current_digests(data: SiteData) -> dict[str, str]:
     return {cls: digest(b["current"]) for cls, b in data.builders.items()}
 
 
-def _summaries(data: SiteData) -> tuple[list[dict[str, Any]], dict[int, dict[str, Any]]]:
-    timeline = [summary(p) for p in data.prs]
-    return timeline, {p["id"]: t for p, t in zip(data.prs, timeline, strict=True)}
+class _Summaries:
+    """Each PR's summary, made the first time a rendered page lists the PR."""
+
+    def __init__(self, data: SiteData) -> None:
+        self._data = data
+        self._made: dict[int, dict[str, Any]] = {}
+
+    def of(self, pr_id: int) -> dict[str, Any]:
+        made = self._made.get(pr_id)
+        if made is None:
+            made = self._made[pr_id] = summary(self._data.by_id[pr_id])
+        return made
+
+    def newest(self, n: int) -> list[dict[str, Any]]:
+        return [self.of(p["id"]) for p in self._data.prs[:n]]
 
 
-def _index_context(fixed: dict[str, Any], timeline: _Lazy, **kw: Any) -> dict[str, Any]:
-    return {**fixed, "timeline": timeline.get()[0][:HOME_ROWS], **kw}
+def _month(date: str) -> str:
+    month = date[:7]
+    return month if re.fullmatch(r"\d{4}-\d{2}", month) else "undated"
 
 
-def _feed_context(timeline: _Lazy, lang: str) -> dict[str, Any]:
-    return {"items": timeline.get()[0][:FEED_LIMIT], "lang": lang}
+def _index_context(fixed: dict[str, Any], timeline: _Summaries, **kw: Any) -> dict[str, Any]:
+    return {**fixed, "timeline": timeline.newest(HOME_ROWS), **kw}
+
+
+def _feed_context(timeline: _Summaries, lang: str) -> dict[str, Any]:
+    return {"items": timeline.newest(FEED_LIMIT), "lang": lang}
 
 
 def _graph_context(fixed: dict[str, Any], graph: _Lazy) -> dict[str, Any]:
     nodes, edges = graph.get()
-    return {**fixed, "nodes": nodes, "edges": edges[:GRAPH_ROWS], "total_edges": len(edges),
+    rows = [{"s": s, "t": t, "type": type_, "conf": conf}
+            for s, t, type_, conf in edges[:GRAPH_ROWS]]
+    return {**fixed, "nodes": nodes, "edges": rows, "total_edges": len(edges),
             "byid": {n["id"]: n for n in nodes}}
 
 
 def _graph_body(graph: _Lazy) -> bytes:
+    """graph.json's nodes and edges; an edge is [source, target, type, confidence]."""
     nodes, edges = graph.get()
     return _json_bytes({"nodes": nodes, "edges": edges})
 
@@ -346,13 +377,12 @@ def _matrix_context(fixed: dict[str, Any], matrix: _Lazy) -> dict[str, Any]:
 
 def _builder_context(
     fixed: dict[str, Any], b: dict[str, Any], ids: list[int],
-    timeline: _Lazy, profile: Profile, charts: dict[str, Any],
+    timeline: _Summaries, profile: Profile, charts: dict[str, Any],
 ) -> dict[str, Any]:
     if b["class"] not in charts:  # both languages draw the same chart
         charts.clear()
         charts[b["class"]] = site_svg.step_chart(b["runs"], profile.levels)
-    summaries = timeline.get()[1]
-    return {**fixed, "b": b, "chart": charts[b["class"]], "prs": [summaries[i] for i in ids]}
+    return {**fixed, "b": b, "chart": charts[b["class"]], "prs": [timeline.of(i) for i in ids]}
 
 
 def digest(obj: Any) -> str:
@@ -368,26 +398,29 @@ def _json_bytes(obj: Any) -> bytes:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
-def _timeline_rows(timeline: _Lazy) -> bytes:
-    return _json_bytes([
-        {"s": p["slug"], "l": p["label"], "t": p["title"], "st": p["state"],
-         "d": p["date"][:10], "pl": p["platforms"], "tg": p["tags"], "dr": p["directions"],
-         "c": [[c["class"], c["before"], c["after"], c["direction"]] for c in p["changes"]]}
-        for p in timeline.get()[0]
-    ])
+def _timeline_part(timeline: _Summaries, ids: list[int]) -> dict[str, Any]:
+    """One month of the timeline (newest first), for the home page's script."""
+    rows = []
+    for i in ids:
+        p = timeline.of(i)
+        rows.append({
+            "s": p["slug"], "l": p["label"], "t": p["title"], "st": p["state"],
+            "d": p["date"][:10], "pl": p["platforms"], "tg": p["tags"], "dr": p["directions"],
+            "c": [[c["class"], c["before"], c["after"], c["direction"]] for c in p["changes"]],
+        })
+    return {"body": _json_bytes(rows)}
 
 
-def _timeline_json(rows: _Lazy, lang: str) -> dict[str, Any]:
-    """Every PR of the timeline for the home page's script, with the labels it shows."""
+def _timeline_json(parts: list[str], lang: str) -> dict[str, Any]:
+    """The labels the timeline shows in ``lang`` and its parts, newest month first."""
     gl = glossary()
 
     def labels(section: str) -> dict[str, str]:
         return {code: str(e.get(lang) or e.get("en") or code)
                 for code, e in gl.get(section, {}).items()}
 
-    head = _json_bytes({"lang": lang,
-                        "labels": {"tags": labels("risk_tags"), "dirs": labels("directions")}})
-    return {"body": head[:-1] + b',"prs":' + rows.get() + b"}"}
+    return {"lang": lang, "labels": {"tags": labels("risk_tags"), "dirs": labels("directions")},
+            "parts": [f"../{part}" for part in parts]}
 
 
 def _graph_json(body: _Lazy, lang: str) -> dict[str, Any]:
@@ -454,15 +487,14 @@ def _audit_rows(data: SiteData) -> list[dict[str, Any]]:
     return open_rows + changed
 
 
-def _graph(data: SiteData) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _graph(data: SiteData) -> tuple[list[dict[str, Any]], list[tuple[str, str, str, float]]]:
     """Nodes and edges of the typed PR graph (only nodes with at least one relation)."""
     keys: set[str] = set()
     edges = []
-    for r in data.relations:
-        keys.add(r["source"])
-        keys.add(r["target"])
-        edges.append({"s": r["source"], "t": r["target"], "type": r["type"],
-                      "conf": r["confidence"]})
+    for source, target, type_, _evidence, confidence, _origin in data.relations:
+        keys.add(source)
+        keys.add(target)
+        edges.append((source, target, type_, confidence))
     nodes = []
     for key in sorted(keys):
         o = _other(data, key)

@@ -31,7 +31,7 @@ from .site_macros import make_helpers
 from .site_pages import LANG_CODES, Page, root_of
 
 ASSETS = "assets"
-PARALLEL_MIN = 160  # PR pages' worth of work; below this, forking costs more than it saves
+PARALLEL_MIN = 1600  # PR pages' worth of work; below this, forking costs more than it saves
 HEAVY = 10  # what a page other than a PR page is worth, in PR pages (a rough mean)
 CSP = (
     "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; "
@@ -53,16 +53,6 @@ class RenderJob:
 _JOB: RenderJob | None = None  # the job a forked worker renders (inherited, not pickled)
 
 
-@lru_cache(maxsize=1)
-def bytecode_cache() -> jinja2.BytecodeCache | None:
-    """Compiled templates kept between runs (Jinja's per-user folder under the temp dir,
-    keyed by each template's source): an incremental build does not compile them again."""
-    try:
-        return jinja2.FileSystemBytecodeCache()
-    except (OSError, RuntimeError):
-        return None
-
-
 def escaping_env(lang: str, what: str) -> jinja2.Environment:
     """A fresh i18n environment for HTML under autoescape, its gettext cached and returning
     Markup (catalog text is trusted; ``%`` variables are escaped). ``what`` names the
@@ -72,7 +62,6 @@ def escaping_env(lang: str, what: str) -> jinja2.Environment:
     env = jinja_env(lang)
     if not env.autoescape or not env.autoescape(what):  # type: ignore[operator]
         raise PrkbError(f"the template environment must autoescape HTML ({what})")
-    env.bytecode_cache = bytecode_cache()
     env.auto_reload = False  # templates do not change during a build: no stat per render
     env.getattr = _dict_first(env.getattr)  # type: ignore[method-assign,assignment]
     env.filters.update(_date_filters(lang))

@@ -159,7 +159,7 @@ def unchanged_digests(
     dirty = set(ids)
     if nodes:  # PRs at the other end of a relation of a changed node
         for r in data.relations:
-            for end, other in ((r["source"], r["target"]), (r["target"], r["source"])):
+            for end, other in ((r[0], r[1]), (r[1], r[0])):
                 if end in nodes:
                     pr = data.by_node.get(other)
                     if pr is not None:

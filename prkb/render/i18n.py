@@ -113,6 +113,16 @@ def _autoescape_html(name: str | None) -> bool:
     return bool(name) and str(name).endswith((".html", ".html.j2", ".htm"))
 
 
+@lru_cache(maxsize=1)
+def bytecode_cache() -> jinja2.BytecodeCache | None:
+    """Compiled templates kept between runs (Jinja's per-user folder under the temp dir,
+    keyed by each template's source): a new process does not compile them again."""
+    try:
+        return jinja2.FileSystemBytecodeCache()
+    except (OSError, RuntimeError):
+        return None
+
+
 def jinja_env(lang: str, *, autoescape: bool | None = None) -> jinja2.Environment:
     """A fresh environment for ``lang`` over ``templates/``.
 
@@ -131,6 +141,7 @@ def jinja_env(lang: str, *, autoescape: bool | None = None) -> jinja2.Environmen
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
+        bytecode_cache=bytecode_cache(),
     )
     env.install_gettext_translations(translations(lang), newstyle=True)  # type: ignore[attr-defined]
     env.filters["format_datetime"] = lambda v, fmt="medium": format_datetime_for(v, lang, fmt)

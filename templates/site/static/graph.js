@@ -13,9 +13,9 @@
       elements.push({ data: { id: n.id, label: n.label, title: n.title, kind: n.kind, state: n.state || "",
         href: n.slug ? here + "pr/" + encodeURIComponent(n.slug) + ".html" : "" } });
     }
-    data.edges.forEach((e, i) => {
-      elements.push({ data: { id: "e" + i, source: e.s, target: e.t, type: e.type,
-        color: colors[e.type] || "#5f6b7a" } });
+    data.edges.forEach((e, i) => {  // [source, target, type, confidence]
+      elements.push({ data: { id: "e" + i, source: e[0], target: e[1], type: e[2],
+        color: colors[e[2]] || "#5f6b7a" } });
     });
     const cy = cytoscape({
       container: box, elements: elements, minZoom: 0.1, maxZoom: 4,

@@ -1,5 +1,6 @@
-// The home page's timeline: every PR (the HTML holds the newest; timeline.json has all),
-// and filters that hide rows not matching every chosen value. Text is set with textContent.
+// The home page's timeline: every PR (the HTML holds the newest; timeline.json lists the
+// monthly parts that hold all), and filters that hide rows not matching every chosen value.
+// Text is set with textContent.
 "use strict";
 (function () {
   const form = document.getElementById("filters");
@@ -91,14 +92,21 @@
   apply();
   const total = Number(list.dataset.total || "0");
   if (total > rows.length && list.dataset.src) {
-    fetch(list.dataset.src).then((r) => r.json()).then((data) => {
+    // timeline.json: the labels and the parts (one file a month, newest first)
+    const base = new URL(list.dataset.src, location.href);
+    const json = (r) => { if (!r.ok) throw new Error(r.status); return r.json(); };
+    fetch(base).then(json).then((data) => Promise.all(
+      data.parts.map((part) => fetch(new URL(part, base)).then(json))
+    ).then((parts) => {
       const frag = document.createDocumentFragment();
-      for (const p of data.prs) frag.append(row(p, data.labels, list.dataset.here || ""));
+      for (const prs of parts) {
+        for (const p of prs) frag.append(row(p, data.labels, list.dataset.here || ""));
+      }
       list.replaceChildren(frag);
       index();
       apply();
       list.dataset.full = "1";
-    }).catch(() => { list.dataset.full = "error"; });
+    })).catch(() => { list.dataset.full = "error"; });
   } else {
     list.dataset.full = "1";
   }
