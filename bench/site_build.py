@@ -141,8 +141,9 @@ def main(argv: list[str] | None = None) -> int:
             rec["title"] = rec["title"] + f" (edited {time.time_ns()})"
             rec["number"] = 20000 + args.n // 2
             # newer than anything stored, also when the knowledge base is reused
-            later = datetime.now(UTC) + timedelta(days=36500)
-            rec["updated_at"] = later.strftime("%Y-%m-%dT%H:%M:%SZ")
+            newest = store.conn.execute("SELECT max(updated_at) FROM prs").fetchone()[0]
+            later = datetime.fromisoformat(newest.replace("Z", "+00:00")) + timedelta(days=1)
+            rec["updated_at"] = max(later, datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
             ingest(store, rec, profile)
             inc = build_site(store, out, profile, search=not args.no_search)
         t_inc = inc.seconds["total"] - inc.seconds.get("search", 0.0)

@@ -463,6 +463,13 @@ def _env(lang: str) -> Any:
     return env
 
 
+def warm_up(lang: str) -> None:
+    """Make the digest environment and load its templates (before worker processes fork)."""
+    env = _env(lang)
+    for name in ("digest/title.txt.j2", "digest/section.html.j2"):
+        env.get_template(name)
+
+
 def plain(text: Any) -> str:
     """One line of untrusted text with control and bidi characters removed."""
     return _CONTROL.sub("", " ".join(str(text).split()))

@@ -408,7 +408,7 @@ def _salt(profile: Profile, langs: list[str], base_url: str | None) -> str:
 def _page_hash(salt: str, page: Page) -> str:
     # inputs are plain data built in a fixed order by plan_pages: repr is a stable key
     text = f"{salt}|{page.path}|{page.template}|{page.inputs!r}"
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
 def _reuse(src: Path, dst: Path) -> bool:

@@ -145,10 +145,11 @@ def gather(store: Store, profile: Profile) -> SiteData:
     # (source, target, type, evidence, confidence, origin), a PR's list holds
     # (type, direction, other, evidence, confidence, origin)
     relations = data.relations
-    for rel in cur.execute(
+    rows = cur.execute(
         "SELECT source, target, type, evidence, confidence, origin FROM relations"
-        " ORDER BY type, source, target"
-    ):
+    ).fetchall()
+    rows.sort(key=lambda r: (r[2], r[0], r[1]))  # cheaper here than SQLite's temporary B-tree
+    for rel in rows:
         relations.append(rel)
         source, target, type_, evidence, confidence, origin = rel
         pr = by_node.get(source)

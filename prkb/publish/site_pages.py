@@ -391,7 +391,7 @@ def digest(obj: Any) -> str:
     The pickle of such data is a faithful, deterministic serialization and several times
     cheaper than ``repr``; the hash only has to change when the data does.
     """
-    return hashlib.sha256(pickle.dumps(obj, protocol=5)).hexdigest()
+    return hashlib.blake2b(pickle.dumps(obj, protocol=5), digest_size=16).hexdigest()
 
 
 def _json_bytes(obj: Any) -> bytes:

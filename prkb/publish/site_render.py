@@ -31,7 +31,7 @@ from .site_macros import make_helpers
 from .site_pages import LANG_CODES, Page, root_of
 
 ASSETS = "assets"
-PARALLEL_MIN = 1600  # PR pages' worth of work; below this, forking costs more than it saves
+PARALLEL_MIN = 160  # PR pages' worth of work; below this, forking costs more than it saves
 HEAVY = 10  # what a page other than a PR page is worth, in PR pages (a rough mean)
 CSP = (
     "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; "
@@ -217,9 +217,25 @@ def write_new(path: Path, body: bytes) -> None:
 
 def _worker_init() -> None:
     assert _JOB is not None
-    # a fresh connection: a SQLite connection must not cross a fork
+    # a fresh connection: a SQLite connection must not cross a fork (the template
+    # environments warmed up before the fork are plain Python objects: they are kept)
     _JOB.store.conn = Store(_JOB.store.path).conn
-    _JOB.envs = {}
+
+
+def _warm_up(job: RenderJob, indexes: list[int]) -> None:
+    """Make the template environments and load the templates the pages need once, before the
+    workers fork (each would otherwise make its own)."""
+    from . import digest, site_report
+
+    templates = {job.pages[i].template for i in indexes} - {""}
+    for lang in job.langs:
+        env = _env(lang, job.envs)
+        for name in sorted(templates):
+            env.get_template(name)
+        if "site/pr.html" in templates:
+            site_report.warm_up(lang)
+        if "site/digest.html" in templates:
+            digest.warm_up(lang)
 
 
 def _worker(indexes: list[int]) -> list[tuple[int, list[str]]]:
@@ -244,6 +260,7 @@ def render_all(
             if on_done is not None:
                 on_done(len(chunk))
         return results
+    _warm_up(job, indexes)
     _JOB = job
     try:
         ctx = multiprocessing.get_context("fork")

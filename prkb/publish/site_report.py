@@ -164,6 +164,11 @@ def _facts(store: Store, pr: dict[str, Any], profile: Profile) -> dict[str, Any]
     return facts
 
 
+def warm_up(lang: str) -> None:
+    """Make the report environment and load its template (before worker processes fork)."""
+    _env(lang).get_template(TEMPLATE)
+
+
 def report_html(store: Store, pr: dict[str, Any], lang: str, profile: Profile) -> str:
     """The PR's report (the facts and sentences of ``prkb report``) as safe HTML."""
     ctx = localize(_facts(store, pr, profile), lang, profile)
