@@ -207,6 +207,15 @@ MIGRATIONS: list[tuple[str, str]] = [
         """,
     ),
     ("0003_change_journal", _journal_sql()),
+    (
+        "0004_date_indexes",
+        """
+        -- a week's PRs (digest, site digest pages): one indexed range per date column
+        CREATE INDEX IF NOT EXISTS prs_created_at ON prs(created_at);
+        CREATE INDEX IF NOT EXISTS prs_merged_at ON prs(merged_at);
+        CREATE INDEX IF NOT EXISTS prs_closed_at ON prs(closed_at);
+        """,
+    ),
 ]
 
 

@@ -236,9 +236,10 @@ def gather(store: Store, period: Period, profile: Profile | None = None) -> Dige
     # ``period.contains`` below stays the exact test
     lo = (period.start - timedelta(days=1)).strftime("%Y-%m-%d")
     hi = (period.end + timedelta(days=1)).strftime("%Y-%m-%d")
+    # "+repo": the date indexes (migration 0004) serve the ORs, not the (repo, ref) index
     rows = store.conn.execute(
         "SELECT id, repo, ref, number, title, state, url, author, created_at, merged_at, "
-        "closed_at FROM prs WHERE repo=? AND ("
+        "closed_at FROM prs WHERE +repo=? AND ("
         "(created_at >= ? AND created_at < ?) OR (merged_at >= ? AND merged_at < ?) OR "
         "(closed_at >= ? AND closed_at < ?))",
         (profile.repo, lo, hi, lo, hi, lo, hi),
