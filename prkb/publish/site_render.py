@@ -1,9 +1,9 @@
 """Stage 3 of the site build: render pages to bytes and write them, on every core.
 
-Rendering is CPU-bound Python; creating files is slow on some file systems. So pages are
-rendered in forked worker processes (one per core, each with its own knowledge-base
-connection) and written by a small thread pool inside each worker, overlapping the two.
-Small jobs (an incremental build) are rendered in this process.
+Rendering is CPU-bound Python, so pages are rendered in forked worker processes (one per
+core, each with its own knowledge-base connection; template environments are made before the
+fork), each writing what it renders. Small jobs (an incremental build) are rendered in this
+process. A page is always written as a new file, never into an existing one.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import json
 import multiprocessing
 import os
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from functools import lru_cache
@@ -186,19 +185,19 @@ def render_page(job: RenderJob, page: Page) -> bytes:
 
 
 def _render_some(job: RenderJob, indexes: list[int]) -> list[tuple[int, list[str]]]:
-    """Render and write pages; returns each page's internal links."""
+    """Render and write pages; returns each page's internal links.
+
+    Written in the rendering thread: on this work's file systems a page's write is a few
+    tens of microseconds, less than handing it to a writer thread costs in CPU (and the
+    workers already keep every core busy)."""
     out: list[tuple[int, list[str]]] = []
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        writes = []
-        for i in indexes:
-            page = job.pages[i]
-            body = render_page(job, page)
-            writes.append(pool.submit(write_new, job.tmp / page.path, body))
-            links = (site_links.internal_links(page.path, body.decode("utf-8"))
-                     if page.kind == "html" else [])
-            out.append((i, links))
-        for w in writes:
-            w.result()
+    for i in indexes:
+        page = job.pages[i]
+        body = render_page(job, page)
+        write_new(job.tmp / page.path, body)
+        links = (site_links.internal_links(page.path, body.decode("utf-8"))
+                 if page.kind == "html" else [])
+        out.append((i, links))
     return out
 
 
