@@ -352,8 +352,9 @@ _UTC_STAMP = re.compile(r"^(\d{4}-\d{2}-\d{2})T\d{2}:\d{2}:\d{2}Z$")
 
 def _stamp_week(text: str | None) -> str | None:
     """``week_key(parse_time(text))``; stored stamps (UTC, ``...Z``) by their day, cached."""
-    if text and (m := _UTC_STAMP.match(text)) is not None:
-        return _day_week(m.group(1))
+    if text and len(text) == 20 and text[10] == "T" and text[19] == "Z" \
+            and _UTC_STAMP.match(text) is not None:
+        return _day_week(text[:10])
     t = parse_time(text)
     return week_key(t) if t is not None else None
 

@@ -36,7 +36,7 @@ from . import site_links, site_state
 from .feed import sitemap
 from .site_gather import gather
 from .site_pages import Page, current_digests, plan_pages
-from .site_render import ASSETS, RenderJob, render_all
+from .site_render import ASSETS, RenderJob, render_all, write_new
 from .site_state import MANIFEST as MANIFEST
 from .site_state import PLACEHOLDERS
 
@@ -245,8 +245,13 @@ def build_site(
         t2 = time.perf_counter()
         stats.seconds["render"] = t2 - t_reuse
         written |= _copy_assets(tmp)
-        html_pages = [p.path for p in pages if p.kind == "html" and p.path != "404.html"]
-        (tmp / "sitemap.xml").write_bytes(sitemap(html_pages, base_url))
+        # the same pages as the previous build (and the same base URL: the salt): the same
+        # sitemap, linked rather than made again
+        same_pages = valid and len(old.pages) == len(new_state.pages) \
+            and all(p in old.pages for p in new_state.pages)
+        if not (same_pages and _reuse(out / "sitemap.xml", tmp / "sitemap.xml")):
+            html_pages = sorted(p.path for p in pages if p.kind == "html" and p.path != "404.html")
+            write_new(tmp / "sitemap.xml", sitemap(html_pages, base_url))
         written.add("sitemap.xml")
         t3 = time.perf_counter()
         stats.seconds["assets"] = t3 - t2

@@ -13,7 +13,7 @@ import pickle
 import re
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -31,17 +31,16 @@ GRAPH_ROWS = 500  # rows of the relation table under the graph (the graph itself
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 
 
-@dataclass
+@dataclass(slots=True)
 class Page:
     path: str  # relative to the site root, with "/" separators
     template: str
     inputs: Any
     context: Callable[[], dict[str, Any]]
     lang: str | None = None
-    kind: str = "html"  # html, json, xml
+    kind: str = "html"  # html, json (a dict encoded), bytes (the context's "body"), feed
     search: bool = False  # indexed by Pagefind
     same: bool = False  # inputs known to equal the previous build's (no need to hash them)
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def github_url(pr: dict[str, Any]) -> str | None:
@@ -496,9 +495,15 @@ def _graph(data: SiteData) -> tuple[list[dict[str, Any]], list[tuple[str, str, s
         keys.add(target)
         edges.append((source, target, type_, confidence))
     nodes = []
+    by_node = data.by_node
     for key in sorted(keys):
+        pr = by_node.get(key)
+        if pr is not None:  # what _other says of a PR of the site, without the detour
+            nodes.append({"id": key, "label": pr["label"], "title": pr["title"][:160],
+                          "slug": pr["slug"], "state": pr["state"],
+                          "kind": key.partition(":")[0]})
+            continue
         o = _other(data, key)
-        kind = key.split(":", 1)[0]
         nodes.append({"id": key, "label": o["label"], "title": o["title"][:160],
-                      "slug": o["slug"], "state": o["state"], "kind": kind})
+                      "slug": o["slug"], "state": o["state"], "kind": key.partition(":")[0]})
     return nodes, edges
