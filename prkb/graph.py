@@ -272,6 +272,7 @@ def build_relations(store: Store, profile: Profile) -> dict[str, Any]:
             "INSERT OR IGNORE INTO risk_tags(pr_id, code) VALUES (?, 'depends-on-pr')",
             [(i,) for i in sorted(ids - tagged)],
         )
+        store.prune_journal()  # the stage every collect and import ends with
     by_type: dict[str, int] = {}
     by_origin: dict[str, int] = {}
     for r in relations:

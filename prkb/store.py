@@ -17,6 +17,8 @@ from typing import Any
 
 from .errors import InputError, PrkbError
 
+JOURNAL_KEEP = 500_000  # journal rows kept by prune_journal (about 25 MB)
+
 # What each journalled table's rows are about: (table, kind, key columns).
 _JOURNALLED: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("prs", "pr", ("id",)),
@@ -372,6 +374,16 @@ class Store:
         ):
             out.setdefault(str(kind), set()).add(str(key))
         return out
+
+    def prune_journal(self, keep: int = JOURNAL_KEEP) -> int:
+        """Drop all but the newest ``keep`` journal rows; returns how many went. A reader whose
+        cursor is older than what is left gets None from :meth:`changes_since` (and rebuilds
+        from everything), so this never makes a reader miss a change."""
+        cur = self.conn.execute(
+            "DELETE FROM kb_journal WHERE seq <= (SELECT max(seq) FROM kb_journal) - ?",
+            (max(1, int(keep)),),
+        )
+        return int(cur.rowcount or 0)
 
     def integrity_ok(self) -> bool:
         return self.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

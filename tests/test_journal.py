@@ -104,3 +104,19 @@ def test_a_knowledge_base_from_before_the_journal_is_migrated(tmp_path: Path) ->
         store.conn.execute("UPDATE prs SET title = 'new' WHERE number = 1")
         changed = store.changes_since(cursor)
         assert changed is not None and changed["pr"] == {"1"}
+
+
+def test_pruning_keeps_the_newest_rows_and_refuses_older_cursors(tmp_path: Path) -> None:
+    with Store(tmp_path / "kb.sqlite") as store:
+        ingest(store, record(401), PROFILE)
+        old = store.change_cursor()
+        for n in range(402, 408):
+            ingest(store, record(n), PROFILE)
+        recent = store.change_cursor()
+        ingest(store, record(408), PROFILE)
+        gone = store.prune_journal(keep=3)
+        assert gone > 0
+        assert store.conn.execute("SELECT count(*) FROM kb_journal").fetchone()[0] == 3
+        assert store.changes_since(old) is None  # its row is gone: rebuild from everything
+        changed = store.changes_since(recent)
+        assert changed is not None and changed["pr"] == {str(store.pr_row(408)["id"])}  # type: ignore[index]
