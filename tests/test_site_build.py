@@ -374,6 +374,17 @@ def test_search_index_has_both_languages(tmp_path: Path) -> None:
     assert set(entry["languages"]) == {"zh-cn", "en"}
     assert entry["languages"]["en"]["page_count"] == stats.search_pages // 2
     assert stats.search_reindexed
+    with Store(tmp_path / "kb.sqlite") as store:
+        # nothing searchable changed: the index is kept (linked), not built again
+        again = build_site(store, tmp_path / "site", load_profile(None), search=True)
+        assert not again.search_reindexed
+        assert (tmp_path / "site" / "pagefind" / "pagefind-entry.json").is_file()
+        rec = plain_record(90010, "Synth A, searchable edit", "2025-01-05T00:00:00Z",
+                           "UNIFORM_BATCH", "SynthMetadataBuilder")
+        rec["updated_at"] = "2026-01-01T00:00:00Z"
+        ingest(store, rec, load_profile(None))
+        third = build_site(store, tmp_path / "site", load_profile(None), search=True)
+        assert third.search_reindexed and third.search_pages == stats.search_pages
 
 
 def test_every_site_message_has_a_chinese_translation(built: tuple[Path, Any]) -> None:

@@ -259,7 +259,7 @@ def build_site(
                               valid)
         t4 = time.perf_counter()
         stats.seconds["links"] = t4 - t3
-        index_dir = tmp / "pagefind"  # linked from the previous site by the prelink, if any
+        index_dir = tmp / "pagefind"
         if search:
             from .site_search import index_site
 

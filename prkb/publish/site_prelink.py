@@ -4,21 +4,20 @@
 
 Linking tens of thousands of files is kernel time the build would otherwise wait for; run as
 a child process it overlaps with gathering and planning, on the other core. Every page the
-previous manifest lists is linked (and the search index when the manifest says it was
-built); the build later unlinks the pages it renders again before writing them, so the
-previous site's files are never written to. Prints the pages it could not link, one a line.
+previous manifest lists is linked (not the search index: a changed searchable page, the
+common case, means a new index); the build later unlinks the pages it renders again before
+writing them, so the previous site's files are never written to. Prints the pages it could
+not link, one a line.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 from pathlib import Path
 
 MANIFEST = ".prkb-manifest.json"  # site_state.MANIFEST (not imported: this process starts lean)
-SEARCH_DIR = "pagefind"
 
 
 def prelink(old: Path, new: Path) -> list[str]:
@@ -47,11 +46,6 @@ def prelink(old: Path, new: Path) -> list[str]:
     finally:
         os.close(src_fd)
         os.close(dst_fd)
-    if manifest.get("search") is True and (old / SEARCH_DIR).is_dir():
-        try:
-            shutil.copytree(old / SEARCH_DIR, new / SEARCH_DIR, copy_function=os.link)
-        except (OSError, shutil.Error):
-            shutil.rmtree(new / SEARCH_DIR, ignore_errors=True)
     return failed
 
 
