@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -72,3 +73,18 @@ def test_site_date_filters_match_i18n(lang: str) -> None:
             assert env.filters["format_datetime"](v, fmt) == format_datetime_for(v, lang, fmt)
         assert env.filters["format_date"](v) == format_date_for(v, lang)
         assert env.filters["format_datetime"](v) == format_datetime_for(v, lang)
+
+
+@given(st.datetimes(min_value=datetime(1970, 1, 2), max_value=datetime(2100, 1, 1)),
+       st.sampled_from(["Z", "+00:00", "+09:00", "-05:30", ""]),
+       st.sampled_from(["full", "long", "medium", "short"]))
+@settings(max_examples=300, deadline=None)
+def test_site_datetime_filter_matches_babel_for_any_time(when: datetime, zone: str,
+                                                         fmt: str) -> None:
+    """The cached date and time parts join to what Babel's format_datetime gives."""
+    from prkb.render.i18n import format_datetime_for
+
+    text = when.isoformat() + zone
+    for lang in ("zh", "en"):
+        env = escaping_env(lang, "site/x.html")
+        assert env.filters["format_datetime"](text, fmt) == format_datetime_for(text, lang, fmt)

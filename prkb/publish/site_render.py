@@ -92,7 +92,7 @@ def _date_filters(lang: str) -> dict[str, Callable[..., str]]:
     """``format_date`` and ``format_datetime`` as ``prkb.render.i18n`` makes them, with the
     Babel locale parsed once (not on every call) and each day's date formatted once."""
     from babel import Locale
-    from babel.dates import format_date, format_datetime
+    from babel.dates import format_date, format_datetime, format_time, get_datetime_format
 
     from ..render.i18n import format_date_for, locale_of, parse_when
 
@@ -109,6 +109,25 @@ def _date_filters(lang: str) -> dict[str, Callable[..., str]]:
             return unknown
         return day_text(when.date() if isinstance(when, datetime) else when, fmt)
 
+    @lru_cache(maxsize=8)
+    def joiner(fmt: str) -> str:
+        pattern = get_datetime_format(fmt, locale=loc)  # type: ignore[arg-type]
+        return str(pattern).replace("'", "")
+
+    @lru_cache(maxsize=8192)
+    def time_text(hms: tuple[int, int, int, int], fmt: str) -> str:
+        return str(format_time(datetime(2000, 1, 1, *hms, tzinfo=UTC), fmt, tzinfo=None,
+                               locale=loc))
+
+    def naive_utc_text(when: datetime, fmt: str) -> str:
+        """``format_datetime(when, fmt)`` for a naive (UTC) datetime: Babel joins its date and
+        time texts with the locale's pattern; both parts are cached here."""
+        if fmt not in ("full", "long", "medium", "short"):
+            return str(format_datetime(when, fmt, locale=loc))
+        hms = (when.hour, when.minute, when.second, when.microsecond)
+        return joiner(fmt).replace("{0}", time_text(hms, fmt)).replace(
+            "{1}", day_text(when.date(), fmt))
+
     def datetime_filter(value: Any, fmt: str = "medium") -> str:
         when = parse_when(value)
         if when is None:
@@ -117,8 +136,8 @@ def _date_filters(lang: str) -> dict[str, Callable[..., str]]:
             return day_text(when, "long")
         if when.tzinfo is not None:
             utc = when.astimezone(UTC).replace(tzinfo=None)
-            return f"{format_datetime(utc, fmt, locale=loc)} UTC"
-        return str(format_datetime(when, fmt, locale=loc))
+            return f"{naive_utc_text(utc, fmt)} UTC"
+        return naive_utc_text(when, fmt)
 
     return {"format_date": date_filter, "format_datetime": datetime_filter}
 
