@@ -78,9 +78,10 @@ def load(out: Path) -> State:
     return State(
         salt=m.get("salt") if isinstance(m.get("salt"), str) else None,
         kb=kb if isinstance(kb, list) else None,
-        pages={p: v for p, v in pages.items() if isinstance(v, list) and len(v) == 2},
+        pages={p: v for p, v in pages.items()
+               if type(v) is list and len(v) == 2 and type(v[0]) is str and type(v[1]) is str},
         prs={k: v for k, v in prs.items()
-             if isinstance(v, list) and len(v) == 2 and all(isinstance(x, str) for x in v)},
+             if type(v) is list and len(v) == 2 and type(v[0]) is str and type(v[1]) is str},
         currents={k: v for k, v in currents.items() if isinstance(v, str)},
         search=m.get("search") is True,
         ours=True,
