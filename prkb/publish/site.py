@@ -208,12 +208,13 @@ def build_site(
         if linker is not None and failed is None:  # start again from an empty tree
             shutil.rmtree(tmp)
             tmp.mkdir()
-        linked = set(old.pages) if failed is not None else set()
-        # what the new tree must not keep: pages to write again, pages no longer made
-        for path in {pages[i].path for i in todo} & linked:
-            _unlink(tmp / path)
-        for path in linked - set(new_state.pages):
-            _unlink(tmp / path)
+        # pages of the previous build this one no longer makes; the same set of pages (and the
+        # same salt: base URL, assets) means the same sitemap and no kept link can break
+        gone = old.pages.keys() - new_state.pages.keys() if valid else set()
+        same_paths = valid and not gone and len(old.pages) == len(new_state.pages)
+        if failed is not None:  # what the prelinked tree must not keep
+            for path in {pages[i].path for i in todo} & old.pages.keys() | gone:
+                _unlink(tmp / path)
         for d in sorted({p.path.rpartition("/")[0] for p in pages} - {""}):
             (tmp / d).mkdir(parents=True, exist_ok=True)
         if failed is None:  # no prelink: hard links now (or copies)
@@ -245,18 +246,14 @@ def build_site(
         t2 = time.perf_counter()
         stats.seconds["render"] = t2 - t_reuse
         written |= _copy_assets(tmp)
-        # the same pages as the previous build (and the same base URL: the salt): the same
-        # sitemap, linked rather than made again
-        same_pages = valid and len(old.pages) == len(new_state.pages) \
-            and all(p in old.pages for p in new_state.pages)
-        if not (same_pages and _reuse(out / "sitemap.xml", tmp / "sitemap.xml")):
+        if not (same_paths and _reuse(out / "sitemap.xml", tmp / "sitemap.xml")):
             html_pages = sorted(p.path for p in pages if p.kind == "html" and p.path != "404.html")
             write_new(tmp / "sitemap.xml", sitemap(html_pages, base_url))
         written.add("sitemap.xml")
         t3 = time.perf_counter()
         stats.seconds["assets"] = t3 - t2
         _check_and_keep_links(out, tmp, old, new_state, kept, pages, rendered_links, written,
-                              valid)
+                              gone=bool(gone), same_paths=same_paths)
         t4 = time.perf_counter()
         stats.seconds["links"] = t4 - t3
         index_dir = tmp / "pagefind"
@@ -345,7 +342,8 @@ def _unlink(path: Path) -> None:
 
 def _check_and_keep_links(
     out: Path, tmp: Path, old: site_state.State, new: site_state.State, kept: list[int],
-    pages: list[Page], rendered: dict[str, list[str]], written: set[str], valid: bool,
+    pages: list[Page], rendered: dict[str, list[str]], written: set[str], *, gone: bool,
+    same_paths: bool,
 ) -> None:
     """Check internal links and write the links file.
 
@@ -353,28 +351,24 @@ def _check_and_keep_links(
     was made, against the same assets (the salt covers them): they can only break when a page
     went away, so only then are they read back and checked too.
     """
-    removed = bool(set(old.pages) - set(new.pages)) if valid else True
-    previous: dict[str, list[str]] | None = None
-    if kept and (removed or not valid):
-        previous = site_state.load_links(out)
-    if kept and previous is None and (removed or not valid):
-        raise PrkbError(f"cannot read {site_state.LINKS} of the previous site in {out}; "
-                        "remove the folder and build again")
-    site_links.check_links(rendered, written)
-    if previous is not None:
-        site_links.check_links({pages[i].path: previous.get(pages[i].path, []) for i in kept},
-                               written)
-    same = (
-        valid and not removed and len(new.pages) == len(old.pages)
-        and all(old.pages.get(p, ["", None])[1] == new.pages[p][1] for p in rendered)
-    )
-    if same and site_state.reuse_links(out, tmp):
-        return
-    if previous is None and kept:
+
+    def read_previous() -> dict[str, list[str]]:
         previous = site_state.load_links(out)
         if previous is None:
             raise PrkbError(f"cannot read {site_state.LINKS} of the previous site in {out}; "
                             "remove the folder and build again")
+        return previous
+
+    previous = read_previous() if kept and gone else None
+    site_links.check_links(rendered, written)
+    if previous is not None:
+        site_links.check_links({pages[i].path: previous.get(pages[i].path, []) for i in kept},
+                               written)
+    if same_paths and all(old.pages[p][1] == new.pages[p][1] for p in rendered) \
+            and site_state.reuse_links(out, tmp):
+        return
+    if previous is None and kept:
+        previous = read_previous()
     links = {pages[i].path: (previous or {}).get(pages[i].path, []) for i in kept}
     links.update(rendered)
     site_state.save_links(tmp, links)
