@@ -18,35 +18,24 @@ import jinja2
 from markupsafe import Markup, escape
 
 from ..profile import Profile
-from ..render.markdown import clean_text, one_line
+from ..render.markdown import clean_text, one_line, split_code_spans
 from ..render.report import localize, report_facts
 from ..store import Store
 from .jinja_calls import plain_call
 from .site_render import escaping_env
 
 TEMPLATE = "site/report.html"
-_CODE_SPAN = re.compile(r"(`+)([^`].*?)\1(?!`)")
 _HTTP = re.compile(r"^https?://[^\s<>()\[\]`\"']+$")
-
-
-def _line(text: str | None) -> str:
-    """``one_line`` without its character clean-up when there is nothing to clean (printable
-    ASCII holds no control or bidi character): the same result, a fraction of the cost."""
-    if not text:
-        return ""
-    if text.isascii() and text.isprintable():
-        return " ".join(text.split())
-    return one_line(text)
 
 
 def html_text(text: str | None) -> Markup:
     """Untrusted text on one line, escaped."""
-    return escape(_line(text))
+    return escape(one_line(text))
 
 
 @lru_cache(maxsize=16384)
 def _code(text: str) -> Markup:
-    s = _line(text)
+    s = one_line(text)
     return Markup(f"<code>{escape(s)}</code>") if s else _EMPTY
 
 
@@ -61,17 +50,11 @@ def html_code(text: str | None) -> Markup:
 
 def html_inline(text: str | None) -> Markup:
     """Untrusted text on one line, its own inline code spans kept as ``<code>``."""
-    s = _line(text)
+    s = one_line(text)
     if "`" not in s:
         return escape(s)
-    out: list[str] = []
-    pos = 0
-    for m in _CODE_SPAN.finditer(s):
-        out.append(escape(s[pos:m.start()]))
-        out.append(html_code(m.group(2).strip()))
-        pos = m.end()
-    out.append(escape(s[pos:]))
-    return Markup("".join(out))
+    return Markup("".join(html_code(p) if code else escape(p)
+                          for p, code in split_code_spans(s)))
 
 
 def html_block(text: str | None, info: str = "") -> Markup:
@@ -83,7 +66,7 @@ def html_block(text: str | None, info: str = "") -> Markup:
 
 def html_link(url: str | None) -> Markup:
     """A link only for http(s) URLs; anything else is shown as inert code."""
-    u = _line(url)
+    u = one_line(url)
     if _HTTP.match(u):
         e = escape(u)
         return Markup(f'<a href="{e}">{e}</a>')

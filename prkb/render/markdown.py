@@ -46,6 +46,8 @@ def clean_text(text: str | None) -> str:
     """Text without control characters (except newline and tab) and without bidi controls."""
     if not text:
         return ""
+    if text.isascii() and text.isprintable():  # nothing to remove: most text, at no cost
+        return text
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     return _CONTROL.sub("", text.translate(_BIDI))
 
@@ -87,17 +89,23 @@ def md_escape(text: str | None) -> str:
     return _escape_start(_escape(one_line(text)))
 
 
-def md_inline(text: str | None) -> str:
-    """Like ``md_escape`` but keeps the text's own inline code spans (re-emitted safely)."""
-    s = one_line(text)
-    out: list[str] = []
+def split_code_spans(s: str) -> list[tuple[str, bool]]:
+    """A line cut into its runs of text (``False``) and the contents of its inline code spans
+    (``True``, stripped), in order: for re-emitting each kind safely in another form."""
+    parts: list[tuple[str, bool]] = []
     pos = 0
     for m in _CODE_SPAN.finditer(s):
-        out.append(_escape(s[pos : m.start()]))
-        out.append(md_code(m.group(2).strip()))
+        parts.append((s[pos : m.start()], False))
+        parts.append((m.group(2).strip(), True))
         pos = m.end()
-    out.append(_escape(s[pos:]))
-    return _escape_start("".join(out))
+    parts.append((s[pos:], False))
+    return parts
+
+
+def md_inline(text: str | None) -> str:
+    """Like ``md_escape`` but keeps the text's own inline code spans (re-emitted safely)."""
+    parts = split_code_spans(one_line(text))
+    return _escape_start("".join(md_code(p) if code else _escape(p) for p, code in parts))
 
 
 def md_code(text: str | None) -> str:
