@@ -189,6 +189,17 @@ def build_history(root: Path) -> tuple[GitRepoBuilder, dict[str, str]]:
     return r, s
 
 
+def history_with_level_changes(root: Path, n: int, first_pr: int) -> GitRepoBuilder:
+    """``build_history`` plus ``n`` commits that cycle TritonMLA's level (PRs from
+    ``first_pr`` on): a longer run for the kill and concurrency tests."""
+    repo, _ = build_history(root)
+    levels = ["UNIFORM_BATCH", "UNIFORM_SINGLE_TOKEN_DECODE", "NEVER", "ALWAYS"]
+    for i in range(n):
+        repo.commit({TRITON: triton(levels[i % 4])},
+                    f"[Perf] TritonMLA level {i} (#{first_pr + i})")
+    return repo
+
+
 @pytest.fixture(scope="module")
 def history(tmp_path_factory: pytest.TempPathFactory) -> tuple[GitRepoBuilder, dict[str, str]]:
     return build_history(tmp_path_factory.mktemp("hist") / "src")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from gitrepo import GitRepoBuilder
-from test_git_collect import TRITON, build_history, triton
+from test_git_collect import history_with_level_changes
 
 from prkb.store import Store
 
@@ -121,11 +121,7 @@ def test_migration_race_on_a_new_file(tmp_path: Path, figures) -> None:
 
 @pytest.fixture(scope="module")
 def history(tmp_path_factory: pytest.TempPathFactory) -> GitRepoBuilder:
-    repo, _ = build_history(tmp_path_factory.mktemp("conc") / "src")
-    levels = ["UNIFORM_BATCH", "UNIFORM_SINGLE_TOKEN_DECODE", "NEVER", "ALWAYS"]
-    for i in range(10):
-        repo.commit({TRITON: triton(levels[i % 4])}, f"[Perf] TritonMLA level {i} (#{2000 + i})")
-    return repo
+    return history_with_level_changes(tmp_path_factory.mktemp("conc") / "src", 10, 2000)
 
 
 def test_collect_while_site_builds_read(tmp_path: Path, history: GitRepoBuilder,

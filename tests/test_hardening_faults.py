@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from ghserver import FakeGitHub, fixture_repo
 from gitrepo import GitRepoBuilder
-from test_git_collect import TRITON, build_history, triton
+from test_git_collect import history_with_level_changes
 
 KILLS = 20
 REPO = "vllm-project/vllm"
@@ -124,11 +124,7 @@ def _count(db: Path, sql: str) -> int:
 @pytest.fixture(scope="module")
 def big_history(tmp_path_factory: pytest.TempPathFactory) -> GitRepoBuilder:
     """The replayed vLLM-like history plus 60 level changes: a run of a few seconds."""
-    repo, _ = build_history(tmp_path_factory.mktemp("kill") / "src")
-    levels = ["UNIFORM_BATCH", "UNIFORM_SINGLE_TOKEN_DECODE", "NEVER", "ALWAYS"]
-    for i in range(60):
-        repo.commit({TRITON: triton(levels[i % 4])}, f"[Perf] TritonMLA level {i} (#{1000 + i})")
-    return repo
+    return history_with_level_changes(tmp_path_factory.mktemp("kill") / "src", 60, 1000)
 
 
 def test_sigkill_collect_git_resumes_to_the_clean_result(tmp_path: Path, big_history,
