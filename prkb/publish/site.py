@@ -36,6 +36,7 @@ from . import site_links, site_state
 from .feed import sitemap
 from .site_gather import gather
 from .site_pages import Page, current_digests, plan_pages
+from .site_prelink import link_pages
 from .site_render import ASSETS, RenderJob, render_all, write_new
 from .site_state import MANIFEST as MANIFEST
 from .site_state import PLACEHOLDERS
@@ -411,42 +412,29 @@ def _page_hash(salt: str, page: Page) -> str:
 
 
 def _reuse(src: Path, dst: Path) -> bool:
+    """Hard-link ``src`` to ``dst``, or copy it where links fail; False when it is gone."""
     try:
         os.link(src, dst)
     except FileNotFoundError:
         return False
     except OSError:
-        try:
-            shutil.copy2(src, dst)
-        except OSError:
-            return False
+        return _copy(src, dst)
+    return True
+
+
+def _copy(src: Path, dst: Path) -> bool:
+    try:
+        shutil.copy2(src, dst)
+    except OSError:
+        return False
     return True
 
 
 def _reuse_all(out: Path, tmp: Path, paths: list[str]) -> list[bool]:
-    """Hard-link (or copy) unchanged pages from the previous build; False where one is gone."""
-    if not paths:
-        return []
-    if os.link not in os.supports_dir_fd:
-        return [_reuse(out / path, tmp / path) for path in paths]
-    src_fd = os.open(out, os.O_RDONLY)
-    try:
-        dst_fd = os.open(tmp, os.O_RDONLY)
-        try:
-            done = []
-            for path in paths:
-                try:
-                    os.link(path, path, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
-                    done.append(True)
-                except FileNotFoundError:
-                    done.append(False)
-                except OSError:  # no hard links here (another file system...): a copy
-                    done.append(_reuse(out / path, tmp / path))
-            return done
-        finally:
-            os.close(dst_fd)
-    finally:
-        os.close(src_fd)
+    """Hard-link (or, where links fail, copy) unchanged pages from the previous build; False
+    where one is gone."""
+    failed = set(link_pages(out, tmp, paths))
+    return [path not in failed or _copy(out / path, tmp / path) for path in paths]
 
 
 def _advance(on_page: Callable[[], None] | None) -> Callable[[int], None] | None:

@@ -24,28 +24,40 @@ def prelink(old: Path, new: Path) -> list[str]:
     """Link every page of ``old``'s manifest into ``new``; returns the pages that failed."""
     try:
         manifest = json.loads((old / MANIFEST).read_text(encoding="utf-8"))
-        pages = list(manifest["pages"])
+        pages = [p for p in manifest["pages"] if isinstance(p, str)]
     except (OSError, ValueError, KeyError, TypeError):
         return []
+    return link_pages(old, new, pages)
+
+
+def link_pages(old: Path, new: Path, paths: list[str]) -> list[str]:
+    """Hard-link each page at ``paths`` (relative) from ``old`` into ``new``, making folders as
+    needed; returns the paths that could not be linked (gone, another file system...)."""
     failed: list[str] = []
     made: set[str] = set()
-    src_fd = os.open(old, os.O_RDONLY)
-    dst_fd = os.open(new, os.O_RDONLY)
+    by_fd = os.link in os.supports_dir_fd  # paths relative to open folders: fewer lookups
+    src_fd = os.open(old, os.O_RDONLY) if by_fd else -1
+    dst_fd = os.open(new, os.O_RDONLY) if by_fd else -1
     try:
-        for path in pages:
-            if not isinstance(path, str) or path.startswith(("/", "..")) or "/../" in path:
+        for path in paths:
+            if path.startswith(("/", "..")) or "/../" in path:
+                failed.append(path)
                 continue
             folder = path.rpartition("/")[0]
             if folder and folder not in made:
                 (new / folder).mkdir(parents=True, exist_ok=True)
                 made.add(folder)
             try:
-                os.link(path, path, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
+                if by_fd:
+                    os.link(path, path, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
+                else:
+                    os.link(old / path, new / path)
             except OSError:
                 failed.append(path)
     finally:
-        os.close(src_fd)
-        os.close(dst_fd)
+        if by_fd:
+            os.close(src_fd)
+            os.close(dst_fd)
     return failed
 
 

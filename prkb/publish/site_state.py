@@ -44,7 +44,6 @@ class State:
     prs: dict[str, list[str]] = field(default_factory=dict)  # PR id -> [own data, page] digests
     currents: dict[str, str] = field(default_factory=dict)  # class -> digest of its reading
     search: bool = False
-    ours: bool = False  # the folder was written by a build (even if its manifest is unreadable)
 
     def to_json(self) -> dict[str, Any]:
         return {"version": VERSION, "salt": self.salt, "kb": self.kb, "search": self.search,
@@ -68,12 +67,12 @@ def load(out: Path) -> State:
     try:
         m = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return State(ours=True)
+        return State()
     if not isinstance(m, dict) or m.get("version") != VERSION:
-        return State(ours=True)
+        return State()
     pages, prs, currents = m.get("pages"), m.get("prs"), m.get("currents")
     if not (isinstance(pages, dict) and isinstance(prs, dict) and isinstance(currents, dict)):
-        return State(ours=True)
+        return State()
     kb = m.get("kb")
     return State(
         salt=m.get("salt") if isinstance(m.get("salt"), str) else None,
@@ -84,7 +83,6 @@ def load(out: Path) -> State:
              if type(v) is list and len(v) == 2 and type(v[0]) is str and type(v[1]) is str},
         currents={k: v for k, v in currents.items() if isinstance(v, str)},
         search=m.get("search") is True,
-        ours=True,
     )
 
 
