@@ -33,6 +33,8 @@ def prelink(old: Path, new: Path) -> list[str]:
 def link_pages(old: Path, new: Path, paths: list[str]) -> list[str]:
     """Hard-link each page at ``paths`` (relative) from ``old`` into ``new``, making folders as
     needed; returns the paths that could not be linked (gone, another file system...)."""
+    if not paths:
+        return []
     failed: list[str] = []
     made: set[str] = set()
     by_fd = os.link in os.supports_dir_fd  # paths relative to open folders: fewer lookups
