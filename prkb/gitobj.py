@@ -45,7 +45,7 @@ class GitRepo:
             raise InputError(f"{self.path}: no such directory")
         if not self.path.is_dir():
             raise InputError(f"{self.path}: not a directory, so not a git repository")
-        res = self._run(["rev-parse", "--git-dir"], check=False)
+        res = self.run(["rev-parse", "--git-dir"], check=False)
         if res.returncode != 0:
             raise InputError(f"{self.path}: not a git repository")
         gd = Path(res.stdout.strip())
@@ -57,7 +57,7 @@ class GitRepo:
 
     # --- processes ------------------------------------------------------------------------
 
-    def _run(
+    def run(
         self, args: list[str], *, check: bool = True, input: str | None = None
     ) -> subprocess.CompletedProcess[str]:
         try:
@@ -80,7 +80,7 @@ class GitRepo:
         return res
 
     def git(self, *args: str, check: bool = True, input: str | None = None) -> str:
-        return self._run(list(args), check=check, input=input).stdout
+        return self.run(list(args), check=check, input=input).stdout
 
     def popen(self, args: list[str]) -> subprocess.Popen[bytes]:
         return subprocess.Popen(
@@ -95,7 +95,7 @@ class GitRepo:
     def resolve(self, rev: str, what: str = "revision") -> str:
         if rev.startswith("-"):
             raise InputError(f"{what} {rev!r} is not a revision name")
-        res = self._run(["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], check=False)
+        res = self.run(["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], check=False)
         if res.returncode != 0 or not res.stdout.strip():
             raise InputError(f"{self.path}: unknown {what} {rev!r}")
         return res.stdout.strip()
@@ -105,13 +105,13 @@ class GitRepo:
         if branch == "HEAD":  # the checked-out commit, not origin/HEAD (the remote's default)
             cands = ["HEAD"]
         for cand in cands:
-            res = self._run(["rev-parse", "--verify", "--quiet", f"{cand}^{{commit}}"], check=False)
+            res = self.run(["rev-parse", "--verify", "--quiet", f"{cand}^{{commit}}"], check=False)
             if res.returncode == 0 and res.stdout.strip():
                 return res.stdout.strip()
         raise InputError(f"{self.path}: unknown branch {branch!r}")
 
     def is_ancestor(self, a: str, b: str) -> bool:
-        return self._run(["merge-base", "--is-ancestor", a, b], check=False).returncode == 0
+        return self.run(["merge-base", "--is-ancestor", a, b], check=False).returncode == 0
 
     def is_shallow(self) -> bool:
         return (self.git_dir / "shallow").exists()

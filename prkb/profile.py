@@ -84,15 +84,11 @@ class Profile:
         """``git_pickaxe_regex`` for Python's ``re`` (to find the lines the pickaxe matched)."""
         return re.compile(self.git_pickaxe_regex(), re.MULTILINE)
 
-    @cached_property
-    def declaration_regex(self) -> re.Pattern[str]:
-        """A line that declares a family attribute or defines a watched method."""
-        fam = "|".join(re.escape(s) for s in sorted(self.family, key=len, reverse=True))
-        meth = "|".join(re.escape(s) for s in self.methods) or "(?!)"
-        return re.compile(
-            rf"^[ \t]*(?:(?:{fam})[ \t]*(?::[^=\n]*)?=(?!=)|(?:async[ \t]+)?def[ \t]+(?:{meth})\b)",
-            re.MULTILINE,
-        )
+    def matches_line(self, line: str) -> bool:
+        """The one line matcher of every collector and renderer: a changed line matters when
+        it names a family spelling or a dynamic-support method as a whole identifier, or
+        holds one of the profile's value markers (a value on a continuation line)."""
+        return self.pickaxe_regex.search(line) is not None
 
     def mentions_family(self, text: str) -> bool:
         return self.family_regex.search(text) is not None

@@ -160,7 +160,7 @@ def trim_patch(patch: str, profile: Profile) -> str:
         if _CLASS_RE.match(raw[1:]) and raw[:1] in ("+", "-", " "):
             cls_line = raw
             continue
-        if raw[:1] in ("+", "-") and profile.pickaxe_regex.search(raw[1:]):
+        if raw[:1] in ("+", "-") and profile.matches_line(raw[1:]):
             if header is not None:
                 out.append(header)
                 header = None

@@ -34,6 +34,18 @@ class ClassFacts:
     returns_str: dict[str, str] = field(default_factory=dict)
     # method bodies that return a bare name, e.g. get_builder_cls() -> FooBuilder
     returns_name: dict[str, str] = field(default_factory=dict)
+    # first and last line of the statements that declare each attribute of ``values`` (an
+    # ``if`` block counts whole) and of each method definition (decorators included)
+    spans: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # the AST of each watched method (the profile's dynamic-support methods), as text
+    method_asts: dict[str, str] = field(default_factory=dict)
+
+    def span_of_line(self, line: int) -> str | None:
+        """The attribute or method whose declaration covers ``line``, if any."""
+        for name, (first, last) in self.spans.items():
+            if first <= line <= last:
+                return name
+        return None
 
 
 class SourceError(ValueError):
@@ -109,6 +121,38 @@ def _collect_assignments(body: list[ast.stmt], names: set[str], profile: Profile
     return out
 
 
+def _assigned_names(stmt: ast.stmt) -> set[str]:
+    """Names a class-body statement assigns (through ``if``/``try``/``with`` blocks too)."""
+    out: set[str] = set()
+    todo: list[ast.AST] = [stmt]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            out.add(node.id)
+        todo.extend(
+            child
+            for child in ast.iter_child_nodes(node)
+            if not isinstance(
+                child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda
+            )
+        )
+    return out
+
+
+def _declaration_spans(body: list[ast.stmt], names: set[str]) -> dict[str, tuple[int, int]]:
+    """First and last line of the class-body statements that assign each watched name."""
+    spans: dict[str, tuple[int, int]] = {}
+    for stmt in body:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        hit = _assigned_names(stmt) & names
+        end = stmt.end_lineno or stmt.lineno
+        for name in hit:
+            first, last = spans.get(name, (stmt.lineno, end))
+            spans[name] = (min(first, stmt.lineno), max(last, end))
+    return spans
+
+
 def _call_name(node: ast.Call) -> str | None:
     f = node.func
     if isinstance(f, ast.Attribute):
@@ -146,6 +190,7 @@ def parse_classes(
     if tree is None:
         tree = parse_source(source, filename)
     names = set(profile.family) | set(extra_attrs)
+    watched_methods = set(profile.methods)
     # method bodies are walked for calls only when the file names the call at all
     wanted_calls = {c for c in calls if c in source}
     out: dict[str, ClassFacts] = {}
@@ -160,10 +205,15 @@ def parse_classes(
                     bases=[_base_name(b) for b in child.bases],
                     lineno=child.lineno,
                     values=_collect_assignments(child.body, names, profile),
+                    spans=_declaration_spans(child.body, names),
                 )
                 for stmt in child.body:
                     if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
                         facts.methods.add(stmt.name)
+                        first = min([stmt.lineno, *(d.lineno for d in stmt.decorator_list)])
+                        facts.spans[stmt.name] = (first, stmt.end_lineno or stmt.lineno)
+                        if stmt.name in watched_methods:
+                            facts.method_asts[stmt.name] = ast.dump(stmt)
                         _method_facts(stmt, facts, wanted_calls)
                 out[qual] = facts
                 visit(child, f"{qual}.")
@@ -225,12 +275,6 @@ def _method_facts(
                         },
                     )
                 )
-
-
-def mentioned_classes(source: str, profile: Profile) -> dict[str, ClassFacts]:
-    """Classes of ``source`` that declare a family attribute or override a watched method."""
-    classes = parse_classes(source, profile)
-    return {k: v for k, v in classes.items() if v.values or (v.methods & set(profile.methods))}
 
 
 def direction_of(before: str | None, after: str | None, profile: Profile) -> str:

@@ -15,15 +15,26 @@ Objects missing from the repository are skipped with one warning naming them.
 
 from __future__ import annotations
 
+import ast
 import fnmatch
+import json
+import os
 import re
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..analyze.symbols import SourceError, diff_declarations, parse_classes
+from ..analyze.declscan import declaration_key
+from ..analyze.symbols import (
+    ClassFacts,
+    SourceError,
+    diff_declarations,
+    parse_classes,
+    parse_source,
+)
 from ..errors import PrkbError
 from ..gitobj import GitError, GitRepo, TreeEntry
 from ..kb import ingest
@@ -60,6 +71,8 @@ class GitCollectStats:
     unchanged: int = 0
     older: int = 0
     skipped_boundary: int = 0
+    scanned: int = 0  # commits that touch a file holding a declaration, compared by the scan
+    scan_hits: int = 0  # of those, commits with a declaration change the pickaxe cannot see
     with_changes: int = 0
     findings: int = 0
     warnings: list[str] = field(default_factory=list)
@@ -74,7 +87,9 @@ class GitCollectStats:
             return f"{self.repo} {self.branch} at {self.tip[:12]}: nothing new since the last run"
         return (
             f"{self.repo} {self.branch} ({self.range}): {self.hits} commits touch the symbol "
-            f"family, {self.mined} mined now ({self.already} already mined), {self.new} new and "
+            f"family, {self.scan_hits} more change a declaration on lines that do not name it "
+            f"(of {self.scanned} compared), "
+            f"{self.mined} mined now ({self.already} already mined), {self.new} new and "
             f"{self.updated} updated records, {self.with_changes} with declaration changes, "
             f"{self.findings} new audit findings, {len(self.warnings)} warnings, "
             f"{self.seconds:.1f}s"
@@ -144,7 +159,7 @@ def pickaxe(
     for sha in git.git("rev-list", "--first-parent", *rng).split():
         if sha in seen:
             continue
-        r = git._run(
+        r = git.run(
             [
                 "diff-tree",
                 "--root",
@@ -167,6 +182,122 @@ def pickaxe(
             files = [f for f in r.stdout.split("\0") if f.strip()]
         if files:
             yield sha, files
+
+
+class DeclarationScan:
+    """Commits that change a declaration where no changed line names the family.
+
+    A declaration spread over lines changes when a line inside it changes (a condition gains
+    ``or ...``), and such a commit is invisible to the pickaxe. The scan asks git for the
+    commits that touch the files known to hold declarations (those paths only, following
+    renames), keys both sides of each file with :func:`declaration_key` (a text scan, no
+    parse), and compares the two sides as ASTs only when the keys differ. Blobs are keyed
+    once each.
+    """
+
+    def __init__(self, git: GitRepo, profile: Profile, warn: Callable[[str], None]) -> None:
+        self.git = git
+        self.profile = profile
+        self.warn = warn
+        self.commits = 0
+        self._keys: dict[str, str | None] = {}
+        self._said: set[str] = set()
+
+    def _key(self, blob: str, path: str) -> str | None:
+        if set(blob) == {"0"}:
+            return ""
+        if blob not in self._keys:
+            text = self.git.read_text(blob)
+            if text is None and blob not in self._said:
+                self._said.add(blob)
+                self.warn(f"declaration scan: {path}: object {blob[:12]} is missing from the "
+                          "repository; this version of the file is skipped")
+            self._keys[blob] = None if text is None else declaration_key(text, self.profile)
+        return self._keys[blob]
+
+    def _log(self, rng: list[str], paths: list[str]) -> list[tuple[str, list[RawChange]]]:
+        out = self.git.git(
+            "log", "--first-parent", "--diff-merges=first-parent", "--raw", "-z",
+            "--no-abbrev", "--format=%x01%H", *rng, "--", *paths,
+        )
+        commits: list[tuple[str, list[RawChange]]] = []
+        for block in out.split("\x01"):
+            head, _, rest = block.partition("\n")
+            if not head.strip("\0\n "):
+                continue
+            items = rest.split("\0")
+            raw: list[RawChange] = []
+            i = 0
+            while i < len(items):
+                meta = items[i].strip("\n")
+                if not meta.startswith(":"):
+                    i += 1
+                    continue
+                fields = meta[1:].split()
+                raw.append(RawChange(fields[4][0], fields[2], fields[3], items[i + 1], None))
+                i += 2
+            commits.append((head.strip("\0\n "), raw))
+        return commits
+
+    def changed(
+        self, rng: list[str], paths: set[str], skip: set[str]
+    ) -> Iterator[tuple[str, set[str]]]:
+        """(commit, files whose declarations changed), oldest first; ``paths`` grows with the
+        names the files are renamed to."""
+        found: dict[str, set[str]] = {}
+        order: dict[str, int] = {}
+        done: set[str] = set()
+        todo = set(paths)
+        while todo:
+            batch = sorted(todo)
+            done |= todo
+            todo = set()
+            for n, (sha, raw) in enumerate(self._log(rng, batch)):
+                order.setdefault(sha, n)
+                counted = False
+                for rc in raw:
+                    moved = self._renamed_to(sha, rc.path) if rc.status == "D" else []
+                    todo |= {m.path for m in moved} - done - paths
+                    if sha in skip or rc.path not in done:
+                        continue
+                    if not counted:
+                        self.commits += 1
+                        counted = True
+                    # a moved file is compared with its new self, not with nothing
+                    pair = moved[0] if len(moved) == 1 else rc
+                    kb = self._key(pair.old_sha, rc.path)
+                    ka = self._key(pair.new_sha, pair.path)
+                    if kb is None or ka is None or kb == ka:
+                        continue
+                    if self._declarations_differ(pair):
+                        found.setdefault(sha, set()).add(pair.path)
+            paths |= todo
+        # git lists newest first: mine oldest first, as the pickaxe's hits are
+        for sha in sorted(found, key=lambda c: -order[c]):
+            yield sha, found[sha]
+
+    def _renamed_to(self, sha: str, path: str) -> list[RawChange]:
+        """Where a commit that deletes ``path`` moved it (rename detection on the whole
+        commit; the path-limited log cannot see the new name)."""
+        parents = self.git.git("rev-list", "--parents", "-n", "1", sha).split()[1:]
+        try:
+            raw, _ = changed_files(self.git, parents[0] if parents else None, sha)
+        except GitError:
+            return []
+        return [rc for rc in raw if rc.status in "RC" and rc.old_path == path]
+
+    def _declarations_differ(self, rc: RawChange) -> bool:
+        sides: list[dict[str, ClassFacts]] = []
+        for blob in (rc.old_sha, rc.new_sha):
+            if set(blob) == {"0"}:
+                sides.append({})
+                continue
+            text = self.git.read_text(blob) or ""
+            try:
+                sides.append(parse_classes(text, self.profile, filename=rc.path))
+            except SourceError:
+                return False
+        return bool(diff_declarations(rc.path, sides[0], sides[1], self.profile))
 
 
 def _match_readable_files(
@@ -198,7 +329,7 @@ def _match_readable_files(
 
 
 def _lines_matching(text: str, profile: Profile) -> Counter[str]:
-    return Counter(ln for ln in text.splitlines() if profile.pickaxe_regex.search(ln))
+    return Counter(ln for ln in text.splitlines() if profile.matches_line(ln))
 
 
 def _parse_name_only(out: str) -> list[tuple[str, list[str]]]:
@@ -252,7 +383,7 @@ def changed_files(
     listing comes from ``--raw`` alone (which needs no blob contents).
     """
     base = parent or EMPTY_TREE
-    r = git._run(
+    r = git.run(
         [
             "diff-tree",
             "-r",
@@ -270,7 +401,7 @@ def changed_files(
     counts: dict[str, tuple[int, int]] | None = {}
     if r.returncode != 0:
         counts = None
-        r = git._run(
+        r = git.run(
             ["diff-tree", "-r", "-z", "--raw", "-M", "--no-commit-id", "--no-abbrev", base, sha]
         )
     items = r.stdout.split("\0")
@@ -310,7 +441,7 @@ def file_patch(git: GitRepo, parent: str | None, sha: str, paths: list[str]) -> 
     if not paths:
         return {}
     base = parent or EMPTY_TREE
-    r = git._run(
+    r = git.run(
         ["diff-tree", "-p", "-M", "--no-commit-id", "--no-color", base, sha, "--", *paths],
         check=False,
     )
@@ -342,8 +473,14 @@ def file_patch(git: GitRepo, parent: str | None, sha: str, paths: list[str]) -> 
     return patches
 
 
-def removed_lines(patch: str, profile: Profile) -> list[int]:
-    """Old-side line numbers of removed lines the pickaxe would match (family, methods, values)."""
+def removed_lines(
+    patch: str, profile: Profile, extra: set[int] | None = None, skip: set[int] | None = None
+) -> list[int]:
+    """Old-side line numbers of removed lines the pickaxe would match (family, methods, values)
+    or that lie in ``extra`` (the parent's declaration lines: a condition or a continuation
+    line of a declaration names no family spelling), less those in ``skip``."""
+    extra = extra or set()
+    skip = skip or set()
     lines: list[int] = []
     old = 0
     for line in patch.split("\n"):
@@ -352,7 +489,7 @@ def removed_lines(patch: str, profile: Profile) -> list[int]:
             old = int(m.group(1)) if m else 0
             continue
         if line.startswith("-"):
-            if profile.pickaxe_regex.search(line[1:]):
+            if old in extra or (old not in skip and profile.matches_line(line[1:])):
                 lines.append(old)
             old += 1
         elif line.startswith("+") or line.startswith("\\"):
@@ -362,21 +499,157 @@ def removed_lines(patch: str, profile: Profile) -> list[int]:
     return lines
 
 
-def blame_lineage(git: GitRepo, parent: str, path: str, lines: list[int]) -> list[dict[str, Any]]:
-    if not lines:
-        return []
-    args = ["blame", "--porcelain"]
-    for ln in lines:
-        args += ["-L", f"{ln},{ln}"]
-    r = git._run([*args, parent, "--", path], check=False)
-    if r.returncode != 0:
-        return []
-    counts: dict[str, int] = {}
-    for line in r.stdout.split("\n"):
-        m = re.match(r"^([0-9a-f]{40}) \d+ \d+", line)
-        if m:
-            counts[m.group(1)] = counts.get(m.group(1), 0) + 1
-    return [{"file": path, "commit": c, "lines": n} for c, n in sorted(counts.items())]
+IGNORE_REVS_FILE = ".git-blame-ignore-revs"
+MAX_BLAME_HOPS = 4
+_HEX40 = re.compile(r"^[0-9a-f]{40}$")
+_PORCELAIN = re.compile(r"^([0-9a-f]{40}) (\d+) (\d+)")
+
+
+class Blamer:
+    """Line lineage: the commit that last changed each given line *semantically*.
+
+    ``git blame`` honours the repository's ``.git-blame-ignore-revs`` (read from the branch
+    tip, as git itself would from a work tree). When blame still lands on a commit whose change
+    to that line was formatting only (the file is equal as an AST at its parent) or a rename of
+    the declaration (the class's declared value is unchanged, only the spelling moved), that
+    commit is ignored too and the line blamed again, up to ``MAX_BLAME_HOPS`` times. Each row
+    says what the last commit found did to the line (``kind``: semantic, format, rename), the
+    commits passed over, and whether the line belongs to a declaration of the family (``decl``).
+    """
+
+    def __init__(self, git: GitRepo, profile: Profile, tip: str) -> None:
+        self.git = git
+        self.profile = profile
+        self._facts: dict[str, tuple[dict[str, Any] | None, str | None]] = {}
+        self._kinds: dict[tuple[str, str, int], str] = {}
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        self.ignore_file: str | None = None
+        r = git.run(["cat-file", "blob", f"{tip}:{IGNORE_REVS_FILE}"], check=False)
+        revs = [ln.strip() for ln in r.stdout.splitlines() if _HEX40.match(ln.strip())]
+        if r.returncode == 0 and revs:
+            self._tmp = tempfile.TemporaryDirectory(prefix="prkb-blame-")
+            self.ignore_file = os.path.join(self._tmp.name, "ignore-revs")
+            with open(self.ignore_file, "w", encoding="ascii") as fh:
+                fh.write("\n".join(revs) + "\n")
+        self.ignored_revs = set(revs)
+
+    def close(self) -> None:
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    def _blame(
+        self, rev: str, path: str, lines: list[int], skip: list[str]
+    ) -> list[tuple[int, str, int, str]]:
+        """(final line, commit, its line there, its file name) for each blamed line."""
+        args = ["blame", "--porcelain"]
+        if self.ignore_file:
+            args += ["--ignore-revs-file", self.ignore_file]
+        for sha in skip:
+            args += ["--ignore-rev", sha]
+        for ln in lines:
+            args += ["-L", f"{ln},{ln}"]
+        r = self.git.run([*args, rev, "--", path], check=False)
+        if r.returncode != 0:
+            return []
+        out: list[tuple[int, str, int, str]] = []
+        cur: tuple[str, int, int] | None = None
+        for line in r.stdout.split("\n"):
+            m = _PORCELAIN.match(line)
+            if m:
+                cur = (m.group(1), int(m.group(2)), int(m.group(3)))
+            elif line.startswith("filename ") and cur is not None:
+                out.append((cur[2], cur[0], cur[1], line[len("filename "):]))
+                cur = None
+        return out
+
+    def _read(self, blob: str, path: str) -> tuple[dict[str, Any] | None, str | None]:
+        """(classes, module AST dump) of a blob; (None, None) when unreadable."""
+        if blob in self._facts:
+            return self._facts[blob]
+        got: tuple[dict[str, Any] | None, str | None] = (None, None)
+        text = "" if set(blob) == {"0"} else self.git.read_text(blob)
+        if text is not None:
+            try:
+                tree = parse_source(text, path)
+                classes = (
+                    parse_classes(text, self.profile, filename=path, tree=tree)
+                    if self.profile.watch_regex.search(text)
+                    else {}
+                )
+                got = (classes, ast.dump(tree))
+            except SourceError:
+                pass
+        self._facts[blob] = got
+        return got
+
+    def kind(self, commit: str, path: str, line: int) -> str:
+        """What ``commit`` did to ``line`` of ``path`` (its own numbering): semantic, format or
+        rename. Unknown cases count as semantic (blame's answer is kept)."""
+        key = (commit, path, line)
+        if key in self._kinds:
+            return self._kinds[key]
+        kind = "semantic"
+        parents = self.git.git("rev-list", "--parents", "-n", "1", commit).split()[1:]
+        if parents:
+            try:
+                raw, _ = changed_files(self.git, parents[0], commit)
+            except GitError:
+                raw = []
+            rc = next((r for r in raw if r.path == path), None)
+            if rc is not None and rc.status not in "A":
+                before, bdump = self._read(rc.old_sha, rc.old_path or path)
+                after, adump = self._read(rc.new_sha, path)
+                if bdump is not None and bdump == adump:
+                    kind = "format"
+                elif before is not None and after is not None:
+                    kind = self._decl_kind(path, before, after, line)
+        self._kinds[key] = kind
+        return kind
+
+    def _decl_kind(
+        self, path: str, before: dict[str, Any], after: dict[str, Any], line: int
+    ) -> str:
+        for cls, facts in after.items():
+            name = facts.span_of_line(line)
+            if name is None or name not in self.profile.family:
+                continue
+            changes = [
+                c for c in diff_declarations(path, {cls: before[cls]} if cls in before else {},
+                                             {cls: facts}, self.profile)
+                if c.attr in self.profile.family
+            ]
+            if not changes:
+                return "format"
+            if all(c.direction == "renamed" for c in changes):
+                return "rename"
+            return "semantic"
+        return "semantic"
+
+    def lineage(
+        self, parent: str, path: str, lines: list[int], decl_lines: set[int]
+    ) -> list[dict[str, Any]]:
+        """Rows ``{file, commit, lines, decl, kind, passed}`` for ``lines`` of ``path`` at
+        ``parent`` (the parent's numbering); ``decl_lines`` are those inside a declaration."""
+        if not lines:
+            return []
+        rows: dict[tuple[str, bool, str, tuple[str, ...]], int] = {}
+        for final, commit, orig, fname in self._blame(parent, path, lines, []):
+            passed: list[str] = []
+            kind = self.kind(commit, fname, orig)
+            while kind != "semantic" and len(passed) < MAX_BLAME_HOPS:
+                passed.append(commit)
+                again = self._blame(parent, path, [final], passed)
+                if not again or again[0][1] in passed:
+                    break
+                _, commit, orig, fname = again[0]
+                kind = self.kind(commit, fname, orig)
+            key = (commit, final in decl_lines, kind, tuple(passed))
+            rows[key] = rows.get(key, 0) + 1
+        return [
+            {"file": path, "commit": c, "lines": n, "decl": d, "kind": k, "passed": list(p)}
+            for (c, d, k, p), n in sorted(rows.items())
+        ]
 
 
 def _parse(
@@ -402,8 +675,8 @@ def _parse(
             said.add(msg)
             warn(f"{label}: {path}: object {sha[:12]} is missing from the repository; file skipped")
         return None, None, False
-    if not profile.declaration_regex.search(text):
-        return text, {}, True  # mentions at most: no declaration to read
+    if not profile.watch_regex.search(text):
+        return text, {}, True  # names no family spelling or method: nothing to read
     try:
         return text, parse_classes(text, profile, filename=path), True
     except SourceError as e:
@@ -426,15 +699,28 @@ def collect_git(
     quiet: bool = False,
     warn: Callable[[str], None] = print,
     lineage: bool = True,
+    fork: str | None = None,
 ) -> GitCollectStats:
+    """Mine ``path`` (a clone) into ``store``; see the module's docstring for the steps.
+
+    ``repo`` names the GitHub repository the PR numbers belong to (default: the profile's);
+    ``fork`` names the repository whose commit pages hold this clone's commits, for records
+    of commits without a PR number (a fork's own commits exist only there).
+    """
     t0 = time.perf_counter()
     branch = branch or profile.branch
     repo_name = repo or profile.repo
+    fork = fork or (str(profile.raw["profile"].get("fork") or "") or None)
     with GitRepo(path) as git:
         tip = git.resolve_branch(branch)
         scope = f"{repo_name}:{branch}"
         last = store.get_state("git", scope, "tip")
         stats = GitCollectStats(repo_name, branch, tip, "")
+        said = warn
+
+        def warn(msg: str) -> None:  # every warning printed is counted in the summary
+            stats.warnings.append(msg)
+            said(msg)
         if git.is_shallow():
             warn(
                 f"{path} is a shallow clone: history before its boundary is not mined, and "
@@ -459,25 +745,46 @@ def collect_git(
         }
         auditor = _Auditor(git, profile, warn) if audit else None
         boundary = git.shallow_boundary()
-        with bar("collect git", total=None, quiet=quiet) as b:
-            for sha, files in pickaxe(git, rng, profile, warn):
-                stats.hits += 1
-                if sha in mined:
-                    stats.already += 1
-                    continue
-                if sha in boundary:  # said once above: its changes cannot be told
-                    stats.skipped_boundary += 1
-                    continue
-                b.note(sha[:10])
-                _mine_commit(
-                    store, git, sha, set(files), profile, repo_name, stats, warn, auditor, lineage
-                )
-                b.advance()
+        known = store.get_state("git", scope, "decl_paths")
+        run = _Run(
+            store, git, profile, repo_name, stats, warn, auditor,
+            Blamer(git, profile, tip) if lineage else None,
+            set(json.loads(known)) if known else set(), fork,
+        )
+        hits: set[str] = set()
+        try:
+            with bar("collect git", total=None, quiet=quiet) as b:
+                for sha, files in pickaxe(git, rng, profile, warn):
+                    stats.hits += 1
+                    hits.add(sha)
+                    if sha in mined:
+                        stats.already += 1
+                        continue
+                    if sha in boundary:  # said once above: its changes cannot be told
+                        stats.skipped_boundary += 1
+                        continue
+                    b.note(sha[:10])
+                    _mine_commit(run, sha, set(files))
+                    b.advance()
+                # commits the pickaxe cannot see: a declaration changed on a line that names
+                # no family spelling (a condition, a continuation line)
+                b.note("declaration scan")
+                scan = DeclarationScan(git, profile, warn)
+                for sha, changed in scan.changed(rng, run.decl_paths, hits | mined | boundary):
+                    stats.scan_hits += 1
+                    b.note(sha[:10])
+                    _mine_commit(run, sha, changed)
+                    b.advance()
+                stats.scanned = scan.commits
+        finally:
+            if run.blamer is not None:
+                run.blamer.close()
     from ..graph import build_relations  # networkx: imported only when there is work
 
     build_relations(store, profile)
     # the cursor moves only once the relations are built: a run killed in between redoes them
     with store.transaction():
+        store.set_state("git", scope, "decl_paths", json.dumps(sorted(run.decl_paths)))
         store.set_state("git", scope, "tip", tip)
     stats.seconds = time.perf_counter() - t0
     return stats
@@ -533,21 +840,76 @@ class _Auditor:
         return [by_path[p] for p in sorted(by_path)]
 
 
-def _mine_commit(
-    store: Store,
-    git: GitRepo,
-    sha: str,
-    matched: set[str],
-    profile: Profile,
-    repo_name: str,
-    stats: GitCollectStats,
-    warn: Callable[[str], None],
-    auditor: _Auditor | None,
-    lineage: bool,
-) -> None:
-    def _warn(msg: str) -> None:
-        stats.warnings.append(msg)
-        warn(msg)
+def _holds_declarations(classes: dict[str, ClassFacts] | None) -> bool:
+    """Whether a parsed file declares a family value or holds a watched method."""
+    return any(c.values or c.spans for c in (classes or {}).values())
+
+
+def _family_lines(
+    classes: dict[str, ClassFacts] | None, profile: Profile, only: set[str] | None = None
+) -> set[int]:
+    """Lines of a parsed file that belong to a family declaration or a watched method (of the
+    classes named in ``only``, when given)."""
+    out: set[int] = set()
+    watched = set(profile.family) | set(profile.methods)
+    for name, c in (classes or {}).items():
+        if only is not None and name not in only:
+            continue
+        for name, (first, last) in c.spans.items():
+            if name in watched:
+                out.update(range(first, last + 1))
+    return out
+
+
+def _methods_rewritten(
+    before: dict[str, ClassFacts] | None, after: dict[str, ClassFacts] | None
+) -> set[str]:
+    """Classes whose watched method exists on both sides with a different body."""
+    out: set[str] = set()
+    for name, a in (after or {}).items():
+        b = (before or {}).get(name)
+        if b is None:
+            continue
+        for m, tree in a.method_asts.items():
+            if m in b.method_asts and b.method_asts[m] != tree:
+                out.add(name)
+    return out
+
+
+def _same_ast(before: str | None, after: str | None, path: str) -> bool:
+    """Whether two texts of one file are equal as Python ASTs (a reformat); False when
+    either side is absent or is not valid Python."""
+    if before is None or after is None:
+        return False
+    if before == after:
+        return True
+    try:
+        return ast.dump(parse_source(before, path)) == ast.dump(parse_source(after, path))
+    except SourceError:
+        return False
+
+
+@dataclass
+class _Run:
+    """What one collection shares across the commits it mines."""
+
+    store: Store
+    git: GitRepo
+    profile: Profile
+    repo_name: str
+    stats: GitCollectStats
+    warn: Callable[[str], None]
+    auditor: _Auditor | None
+    blamer: Blamer | None
+    decl_paths: set[str]
+    fork: str | None
+
+
+def _mine_commit(run: _Run, sha: str, matched: set[str]) -> None:
+    store, git, profile, repo_name = run.store, run.git, run.profile, run.repo_name
+    stats, warn, auditor, blamer = run.stats, run.warn, run.auditor, run.blamer
+    decl_paths = run.decl_paths
+    _warn = warn
 
     meta = commit_meta(git, sha)
     parent = meta.parents[0] if meta.parents else None
@@ -563,26 +925,44 @@ def _mine_commit(
         notes.append("line counts unavailable: an object of this commit is missing")
     changes: list[SymbolChange] = []
     watched: list[str] = []
+    # per watched file: the parent's declaration lines, and whether it changed beyond format
+    spans_before: dict[str, tuple[set[int], set[int]]] = {}
+    semantic: set[str] = set()
     for rc in raw:
         if rc.path not in matched and (rc.old_path or "") not in matched:
-            continue  # the pickaxe saw no family line change in this file
+            continue  # neither the pickaxe nor the declaration scan saw a change in this file
         old_path = rc.old_path or rc.path
         said = auditor.cache.warned if auditor is not None else None
-        _, before, ok_b = _parse(git, rc.old_sha, old_path, profile, _warn, label, said)
-        _, after, ok_a = _parse(git, rc.new_sha, rc.path, profile, _warn, label, said)
+        btext, before, ok_b = _parse(git, rc.old_sha, old_path, profile, _warn, label, said)
+        atext, after, ok_a = _parse(git, rc.new_sha, rc.path, profile, _warn, label, said)
         watched.append(rc.path)
         if not (ok_a and ok_b):
             notes.append(f"{rc.path}: not analysed (object missing or unreadable)")
             continue
-        if before or after:
-            changes.extend(diff_declarations(rc.path, before, after, profile))
+        found = diff_declarations(rc.path, before, after, profile) if (before or after) else []
+        changes.extend(found)
+        if _holds_declarations(before) or _holds_declarations(after):
+            decl_paths.update(p for p in (rc.path, rc.old_path) if p)
+        if found or not _same_ast(btext, atext, rc.path):
+            semantic.add(rc.path)
+        moved = {c.class_name for c in found if c.direction != "renamed"}
+        moved |= _methods_rewritten(before, after)
+        spans_before[rc.path] = (
+            _family_lines(before, profile),
+            _family_lines(before, profile, only=moved),
+        )
     patches = file_patch(git, parent, sha, watched)
     lineage_rows: list[dict[str, Any]] = []
-    if lineage and parent:
+    # the repository lists its formatting commits for blame to ignore: they have no lineage
+    if blamer is not None and parent and sha not in blamer.ignored_revs:
         for p in watched:
-            lines = removed_lines(patches.get(p, ""), profile)
+            if p not in semantic:
+                continue  # equal as ASTs: its lines were re-wrapped, not changed
+            every, changed = spans_before.get(p, (set(), set()))
+            # declaration lines count only where the class's value changed (not renamed)
+            lines = removed_lines(patches.get(p, ""), profile, extra=changed, skip=every)
             src = next((r.old_path or r.path for r in raw if r.path == p), p)
-            lineage_rows.extend(blame_lineage(git, parent, src, lines))
+            lineage_rows.extend(blamer.lineage(parent, src, sorted(set(lines)), every))
     findings: list[dict[str, Any]] = []
     levels: list[dict[str, Any]] = []
     if auditor is not None:
@@ -637,7 +1017,7 @@ def _mine_commit(
         "html_url": (
             f"https://github.com/{repo_name}/pull/{number}"
             if number is not None and not ref_taken
-            else f"https://github.com/{repo_name}/commit/{sha}"
+            else f"https://github.com/{run.fork or repo_name}/commit/{sha}"
         ),
         "user": {"login": meta.author},
         "labels": [],

@@ -101,13 +101,15 @@ def check_since(since: str | None) -> str | None:
 
 class _Matcher:
     def __init__(self, profile: Profile) -> None:
-        self.rx = profile.watch_regex
+        self.profile = profile
         self.glob = str(profile.raw.get("profile", {}).get("python_glob", "*.py"))
         roots = tuple(profile.audit.get("scan_paths", [])) + tuple(profile.tests_paths)
         self.roots = roots
 
     def patch_hits(self, patch: str) -> bool:
-        return any(pl.kind != " " and self.rx.search(pl.text) for pl in iter_patch_lines(patch))
+        return any(
+            pl.kind != " " and self.profile.matches_line(pl.text) for pl in iter_patch_lines(patch)
+        )
 
     def candidate(self, path: str) -> bool:
         """A file whose missing patch must be read another way (the profile's source files)."""
@@ -117,7 +119,9 @@ class _Matcher:
 
     def texts_differ(self, before: str | None, after: str | None) -> bool:
         def lines(t: str | None) -> Counter[str]:
-            return Counter(ln.strip() for ln in (t or "").splitlines() if self.rx.search(ln))
+            return Counter(
+                ln.strip() for ln in (t or "").splitlines() if self.profile.matches_line(ln)
+            )
 
         return lines(before) != lines(after)
 

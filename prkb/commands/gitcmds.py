@@ -31,6 +31,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--repo", default=None, help="owner/name to file records under (default: the profile's)"
     )
+    p.add_argument(
+        "--fork",
+        metavar="OWNER/NAME",
+        default=None,
+        help="the GitHub repository this clone is a fork of upstream as: commits without a PR "
+        "number link to their page there (default: the profile's [profile] fork, else --repo)",
+    )
     p.add_argument("--no-audit", action="store_true", help="skip the consistency audit per commit")
     p.add_argument("--json", action="store_true", help="print the run's counts as JSON")
     p.set_defaults(func=cmd_collect_git)
@@ -65,6 +72,7 @@ def cmd_collect_git(args: argparse.Namespace) -> int:
             branch=args.branch,
             since=args.since,
             repo=args.repo,
+            fork=args.fork,
             audit=not args.no_audit,
             quiet=args.quiet,
             warn=warn,

@@ -52,7 +52,7 @@ def key_hunks(patch: str | None, profile: Profile) -> tuple[list[str], bool]:
     for header, lines in split_hunks(patch):
         changed = [ln[1:] for ln in lines if ln[:1] in "+-"]
         if not any(
-            profile.watch_regex.search(t) or (rel is not None and rel.search(t)) for t in changed
+            profile.matches_line(t) or (rel is not None and rel.search(t)) for t in changed
         ):
             continue
         if len(out) >= MAX_HUNKS:
