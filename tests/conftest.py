@@ -37,9 +37,12 @@ settings.register_profile(
     max_examples=BASE_EXAMPLES * 10,
 )
 
-AREAS = ("input", "faults", "concurrency", "outputs")
-_AREA = re.compile(r"test_hardening_([a-z]+)\.py")
-_ORDER = ("cases generated", "faults injected", "records compared", "hostile strings tried")
+AREAS = ("input", "faults", "concurrency", "outputs", "accuracy")
+_AREA = re.compile(r"test_(?:hardening_)?(input|faults|concurrency|outputs|accuracy)\.py")
+_ORDER = (
+    "cases generated", "faults injected", "records compared", "hostile strings tried", "commits",
+    "facts checked",
+)
 
 
 def examples(n: int) -> int:

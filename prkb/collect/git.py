@@ -846,33 +846,33 @@ def _holds_declarations(classes: dict[str, ClassFacts] | None) -> bool:
 
 
 def _family_lines(
-    classes: dict[str, ClassFacts] | None, profile: Profile, only: set[str] | None = None
+    classes: dict[str, ClassFacts] | None,
+    profile: Profile,
+    only: set[tuple[str, str]] | None = None,
 ) -> set[int]:
-    """Lines of a parsed file that belong to a family declaration or a watched method (of the
-    classes named in ``only``, when given)."""
+    """Lines of a parsed file that belong to a family declaration or a watched method (only
+    those of the ``(class, attribute or method)`` pairs in ``only``, when given)."""
     out: set[int] = set()
     watched = set(profile.family) | set(profile.methods)
-    for name, c in (classes or {}).items():
-        if only is not None and name not in only:
-            continue
+    for cls, c in (classes or {}).items():
         for name, (first, last) in c.spans.items():
-            if name in watched:
+            if name in watched and (only is None or (cls, name) in only):
                 out.update(range(first, last + 1))
     return out
 
 
 def _methods_rewritten(
     before: dict[str, ClassFacts] | None, after: dict[str, ClassFacts] | None
-) -> set[str]:
-    """Classes whose watched method exists on both sides with a different body."""
-    out: set[str] = set()
+) -> set[tuple[str, str]]:
+    """(class, method) pairs whose watched method exists on both sides with another body."""
+    out: set[tuple[str, str]] = set()
     for name, a in (after or {}).items():
         b = (before or {}).get(name)
         if b is None:
             continue
         for m, tree in a.method_asts.items():
             if m in b.method_asts and b.method_asts[m] != tree:
-                out.add(name)
+                out.add((name, m))
     return out
 
 
@@ -945,7 +945,10 @@ def _mine_commit(run: _Run, sha: str, matched: set[str]) -> None:
             decl_paths.update(p for p in (rc.path, rc.old_path) if p)
         if found or not _same_ast(btext, atext, rc.path):
             semantic.add(rc.path)
-        moved = {c.class_name for c in found if c.direction != "renamed"}
+        # the members whose value changed (a renamed one did not), on the parent's side
+        moved = {
+            (c.class_name, c.before_attr or c.attr) for c in found if c.direction != "renamed"
+        }
         moved |= _methods_rewritten(before, after)
         spans_before[rc.path] = (
             _family_lines(before, profile),
