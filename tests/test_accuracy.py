@@ -203,7 +203,8 @@ def history() -> list[Step]:
     add(Step(105, "[Core] rename the support attribute", {
         UTILS: utils(f"    cudagraph_support: ClassVar[{E}] = {E}.NEVER"),
         ALPHA: alpha(f"    cudagraph_support: ClassVar[{E}] = {E}.ALWAYS\n"),
-        CUT: cutlass(ml_annot.replace("attn_cudagraph_support", "cudagraph_support"))},
+        CUT: cutlass(ml_annot.replace("attn_cudagraph_support", "cudagraph_support")
+                     .replace("PURE_DECODE_ONLY", "UNIFORM_SINGLE_TOKEN_DECODE"))},
         [(UTILS, "AttentionMetadataBuilder", "cudagraph_support", "attn_cudagraph_support",
           "NEVER", "NEVER", "renamed"),
          (ALPHA, "AlphaMetadataBuilder", "cudagraph_support", "attn_cudagraph_support",
@@ -349,6 +350,19 @@ def history() -> list[Step]:
         [(FLASH2, "FlashLikeMetadataBuilder", "_cudagraph_support", None,
           f"{E}.ALWAYS if flash_version() == 3 else {E}.UNIFORM_BATCH",
           f"{E}.ALWAYS if flash_version() >= 3 else {E}.UNIFORM_BATCH", "changed")]))
+    # a level's old name replaced by its new one, in a PR that does more: same level, renamed
+    gamma = "vllm/v1/attention/backends/gamma_attn.py"
+    add(Step(131, "[Feature] Gamma backend", {
+        gamma: builder("GammaMetadataBuilder", UTILS_MOD, "AttentionMetadataBuilder",
+                       f"    _cudagraph_support = {E}.PURE_DECODE_ONLY\n")},
+        [(gamma, "GammaMetadataBuilder", "_cudagraph_support", None, None,
+          "UNIFORM_SINGLE_TOKEN_DECODE", "added")]))
+    add(Step(132, "[Core] level names and a runner clean-up", {
+        gamma: builder("GammaMetadataBuilder", UTILS_MOD, "AttentionMetadataBuilder",
+                       f"    _cudagraph_support = {E}.UNIFORM_SINGLE_TOKEN_DECODE\n"),
+        RUNNER: RUNNER_V2 + "\n\nMAX_LEVEL = 3\n"},
+        [(gamma, "GammaMetadataBuilder", "_cudagraph_support", None, "PURE_DECODE_ONLY",
+          "UNIFORM_SINGLE_TOKEN_DECODE", "renamed")]))
     return s
 
 

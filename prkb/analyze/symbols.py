@@ -37,6 +37,8 @@ class ClassFacts:
     # first and last line of the statements that declare each attribute of ``values`` (an
     # ``if`` block counts whole) and of each method definition (decorators included)
     spans: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # ``values`` as spelled (old level names kept), to tell a level's new name from no change
+    spelled: dict[str, str] = field(default_factory=dict)
     # the AST of each watched method (the profile's dynamic-support methods), as text
     method_asts: dict[str, str] = field(default_factory=dict)
 
@@ -62,28 +64,35 @@ def _base_name(node: ast.expr) -> str:
     return ast.unparse(node)
 
 
-def normalize_value(node: ast.expr, profile: Profile) -> str:
-    """The level name when ``node`` is exactly one level; else the expression's text."""
+def normalize_value(node: ast.expr, profile: Profile, aliases: bool = True) -> str:
+    """The level name when ``node`` is exactly one level; else the expression's text. Old
+    level names become today's unless ``aliases`` is false (the value as spelled)."""
     target = node
     # unwrap redundant parentheses (ast already drops them) and ClassVar-free forms
     if isinstance(target, ast.Attribute) and target.attr in (
         *profile.levels,
         *profile.level_aliases,
     ):
-        return profile.normalize_level(target.attr)
+        return profile.normalize_level(target.attr) if aliases else target.attr
     if isinstance(target, ast.Name) and target.id in (*profile.levels, *profile.level_aliases):
-        return profile.normalize_level(target.id)
+        return profile.normalize_level(target.id) if aliases else target.id
     if isinstance(target, ast.Constant) and isinstance(target.value, bool):
         return "True" if target.value else "False"
     text = ast.unparse(target)
-    for old, new in profile.level_aliases.items():
+    for old, new in profile.level_aliases.items() if aliases else ():
         text = text.replace(f".{old}", f".{new}")
     return " ".join(text.split())
 
 
-def _collect_assignments(body: list[ast.stmt], names: set[str], profile: Profile) -> dict[str, str]:
+def _collect_assignments(
+    body: list[ast.stmt], names: set[str], profile: Profile, aliases: bool = True
+) -> dict[str, str]:
     """Class-body assignments to ``names``; ``if`` blocks become conditional texts."""
     out: dict[str, str] = {}
+
+    def normalize_value(node: ast.expr, profile: Profile) -> str:
+        return _normalize(node, profile, aliases)
+
     for stmt in body:
         if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
             if stmt.target.id in names and stmt.value is not None:
@@ -108,8 +117,8 @@ def _collect_assignments(body: list[ast.stmt], names: set[str], profile: Profile
                 sym = op.split()[1] if len(op.split()) == 3 else "?"
                 out[stmt.target.id] = f"{prev} {sym} {ast.unparse(stmt.value)}"
         elif isinstance(stmt, ast.If):
-            yes = _collect_assignments(stmt.body, names, profile)
-            no = _collect_assignments(stmt.orelse, names, profile)
+            yes = _collect_assignments(stmt.body, names, profile, aliases)
+            no = _collect_assignments(stmt.orelse, names, profile, aliases)
             cond = " ".join(ast.unparse(stmt.test).split())
             for name in set(yes) | set(no):
                 a = yes.get(name, out.get(name, "<unset>"))
@@ -117,8 +126,11 @@ def _collect_assignments(body: list[ast.stmt], names: set[str], profile: Profile
                 out[name] = f"{a} if {cond} else {b}"
         elif isinstance(stmt, ast.Try | ast.With):
             inner = list(getattr(stmt, "body", []))
-            out.update(_collect_assignments(inner, names, profile))
+            out.update(_collect_assignments(inner, names, profile, aliases))
     return out
+
+
+_normalize = normalize_value
 
 
 def _assigned_names(stmt: ast.stmt) -> set[str]:
@@ -207,13 +219,17 @@ def parse_classes(
                     values=_collect_assignments(child.body, names, profile),
                     spans=_declaration_spans(child.body, names),
                 )
+                if profile.level_aliases and facts.values:
+                    facts.spelled = _collect_assignments(child.body, names, profile, False)
                 for stmt in child.body:
                     if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
                         facts.methods.add(stmt.name)
                         first = min([stmt.lineno, *(d.lineno for d in stmt.decorator_list)])
                         facts.spans[stmt.name] = (first, stmt.end_lineno or stmt.lineno)
-                        if stmt.name in watched_methods:
-                            facts.method_asts[stmt.name] = ast.dump(stmt)
+                        if stmt.name in watched_methods:  # decorators are not the body
+                            facts.method_asts[stmt.name] = ast.dump(
+                                ast.Module(body=[*stmt.body], type_ignores=[])
+                            ) + ast.dump(stmt.args)
                         _method_facts(stmt, facts, wanted_calls)
                 out[qual] = facts
                 visit(child, f"{qual}.")
@@ -331,6 +347,11 @@ def diff_declarations(
             if attr in gone or attr in new or (attr in bvals and attr in avals):
                 bo, ao = bvals.get(attr), avals.get(attr)
                 if bo == ao:
+                    # the same level under its new name (an old level name replaced)
+                    bs = b.spelled.get(attr) if b else None
+                    sa = a.spelled.get(attr) if a else None
+                    if bo is not None and bs is not None and sa is not None and bs != sa:
+                        out.append(SymbolChange(path, cls, attr, bs, ao, "renamed"))
                     continue
                 direction = direction_of(bo, ao, profile)
                 if direction == "unchanged":

@@ -522,6 +522,7 @@ class Blamer:
         self.profile = profile
         self._facts: dict[str, tuple[dict[str, Any] | None, str | None]] = {}
         self._kinds: dict[tuple[str, str, int], str] = {}
+        self._times: dict[str, int] = {}
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self.ignore_file: str | None = None
         r = git.run(["cat-file", "blob", f"{tip}:{IGNORE_REVS_FILE}"], check=False)
@@ -558,6 +559,8 @@ class Blamer:
             m = _PORCELAIN.match(line)
             if m:
                 cur = (m.group(1), int(m.group(2)), int(m.group(3)))
+            elif line.startswith("committer-time ") and cur is not None:
+                self._times[cur[0]] = int(line.split()[1])
             elif line.startswith("filename ") and cur is not None:
                 out.append((cur[2], cur[0], cur[1], line[len("filename "):]))
                 cur = None
@@ -626,6 +629,41 @@ class Blamer:
             return "semantic"
         return "semantic"
 
+    def _step_back(self, commit: str, path: str, line: int) -> tuple[str, int, str] | None:
+        """(commit, line, file) that last changed the declaration covering ``line`` of
+        ``path`` at ``commit``, as it read at ``commit``'s parent: the newest commit among its
+        lines there."""
+        parents = self.git.git("rev-list", "--parents", "-n", "1", commit).split()[1:]
+        if not parents:
+            return None
+        try:
+            raw, _ = changed_files(self.git, parents[0], commit)
+        except GitError:
+            return None
+        rc = next((r for r in raw if r.path == path), None)
+        if rc is None or rc.status == "A":
+            return None
+        old_path = rc.old_path or path
+        before, _ = self._read(rc.old_sha, old_path)
+        after, _ = self._read(rc.new_sha, path)
+        for cls, facts in (after or {}).items():
+            name = facts.span_of_line(line)
+            old = (before or {}).get(cls)
+            if name is None or old is None:
+                continue
+            # the same member, or the family spelling the class used before a rename
+            cands = [name] if name in old.spans else [
+                a for a in self.profile.family if a in old.spans]
+            if not cands:
+                return None
+            first, last = old.spans[cands[-1]]
+            hits = self._blame(parents[0], old_path, list(range(first, last + 1)), [])
+            if not hits:
+                return None
+            _, sha, orig, fname = max(hits, key=lambda h: self._times.get(h[1], 0))
+            return sha, orig, fname
+        return None
+
     def lineage(
         self, parent: str, path: str, lines: list[int], decl_lines: set[int]
     ) -> list[dict[str, Any]]:
@@ -641,8 +679,14 @@ class Blamer:
                 passed.append(commit)
                 again = self._blame(parent, path, [final], passed)
                 if not again or again[0][1] in passed:
-                    break
-                _, commit, orig, fname = again[0]
+                    # git could not match the line past that commit (a re-wrapped statement):
+                    # blame the same declaration as it read just before that commit
+                    back = self._step_back(commit, fname, orig)
+                    if back is None:
+                        break
+                    commit, orig, fname = back
+                else:
+                    _, commit, orig, fname = again[0]
                 kind = self.kind(commit, fname, orig)
             key = (commit, final in decl_lines, kind, tuple(passed))
             rows[key] = rows.get(key, 0) + 1

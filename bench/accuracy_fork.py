@@ -1,0 +1,164 @@
+"""Compare a knowledge base collected from the vLLM fork with an independent reading of its diffs.
+
+Usage::
+
+    prkb --db /tmp/fork.sqlite collect git /path/to/vllm --fork local-inference-lab/vllm
+    python3 bench/accuracy_fork.py /tmp/fork.sqlite [bench/fork_truth.json] [--json]
+
+``fork_truth.json`` was written by reading every commit's diff by hand (plain ``git show``), not
+from prkb's output: for each first-parent commit that changes a CUDA graph support declaration
+(or only reformats one), the per-class changes a reader sees. The script prints, per commit,
+what prkb stored against what the reading says, and the totals: commits, class-level changes,
+changes right, missed, extra, and formatting-only commits that carry a change or a relation.
+Values are compared as levels (a conditional value by its set of levels and its condition's
+text without spaces); renames by their spellings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sqlite3
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+LEVELS = ("NEVER", "UNIFORM_SINGLE_TOKEN_DECODE", "UNIFORM_BATCH", "ALWAYS")
+ALIASES = {"PURE_DECODE_ONLY": "UNIFORM_SINGLE_TOKEN_DECODE"}
+_NAME = re.compile(r"[A-Z_]{4,}")
+_MOVE = re.compile(r"\bmove[sd]?\b", re.IGNORECASE)
+
+
+def norm_value(v: Any) -> Any:
+    """A comparable form of a value from either side."""
+    if v is None:
+        return None
+    if isinstance(v, dict):
+        if "levels" in v:
+            levels = tuple(sorted({ALIASES.get(str(x), str(x)) for x in v["levels"]}))
+            cond = "".join(str(v.get("condition") or "").split())
+            if set(levels) <= {"True", "False"}:
+                return cond  # a boolean expression: its text
+            return ("cond", levels, cond)
+        if "returns" in v:
+            return "dynamic"
+        return json.dumps(v, sort_keys=True)
+    text = str(v)
+    if text in ("overridden",) or text.startswith(("dynamic", "returns")):
+        return "dynamic"
+    text = ALIASES.get(text, text)
+    if text in LEVELS or text in ("True", "False"):
+        return text
+    # an expression: its levels and the condition between `if` and `else`
+    levels = tuple(sorted({ALIASES.get(m, m) for m in _NAME.findall(text)} & set(LEVELS)))
+    m = re.search(r"\bif\b(.*?)\belse\b", text)
+    cond = "".join(m.group(1).split()) if m else ""
+    return ("cond", levels, cond) if levels else "".join(text.split())
+
+
+def change_key(c: dict[str, Any]) -> tuple[Any, ...]:
+    attr = str(c.get("attr"))
+    dynamic = attr.startswith("get_")
+    return (
+        str(c.get("file")),
+        str(c.get("class")).rsplit(".", 1)[-1],
+        attr,
+        None if dynamic else c.get("before_attr"),
+        "dynamic" if dynamic else norm_value(c.get("before")),
+        "dynamic" if dynamic else norm_value(c.get("after")),
+    )
+
+
+def stored(db: Path) -> dict[str, dict[str, Any]]:
+    con = sqlite3.connect(db)
+    con.row_factory = sqlite3.Row
+    out: dict[str, dict[str, Any]] = {}
+    for p in con.execute("SELECT * FROM prs"):
+        sha = str(p["merge_commit_sha"] or "")
+        changes = [
+            {"file": r["file"], "class": r["class_name"], "attr": r["attr"],
+             "before_attr": r["before_attr"], "before": r["before"], "after": r["after"],
+             "direction": r["direction"]}
+            for r in con.execute("SELECT * FROM symbol_changes WHERE pr_id=?", (p["id"],))
+        ]
+        key = f"pr:{p['number']}" if p["number"] is not None else f"commit:{sha}"
+        rels = con.execute(
+            "SELECT count(*) FROM relations WHERE (source=? OR target=?) AND origin != 'text'",
+            (key, key),
+        ).fetchone()[0]
+        out[sha] = {"ref": p["ref"], "changes": changes, "relations": rels}
+    con.close()
+    return out
+
+
+def compare(db: Path, truth_path: Path) -> dict[str, Any]:
+    truth = json.loads(truth_path.read_text(encoding="utf-8"))
+    got = stored(db)
+    rows = []
+    totals = {"commits": 0, "changes": 0, "right": 0, "missed": 0, "extra": 0,
+              "formatting_commits": 0, "formatting_with_change_or_relation": 0,
+              "commits_missing": 0, "move_entries": 0}
+    seen: set[str] = set()
+    for c in truth["commits"]:
+        sha = c["sha"]
+        seen.add(sha)
+        rec = got.get(sha)
+        moves = [x for x in c.get("changes", []) if _MOVE.search(str(x.get("note") or ""))]
+        want = {change_key(x) for x in c.get("changes", []) if x not in moves}
+        have = {change_key(x) for x in (rec or {}).get("changes", [])}
+        totals["commits"] += 1
+        totals["changes"] += len(want)
+        totals["move_entries"] += len(moves)
+        have -= {change_key(x) for x in moves}
+        totals["right"] += len(want & have)
+        totals["missed"] += len(want - have)
+        totals["extra"] += len(have - want)
+        if want and rec is None:
+            totals["commits_missing"] += 1
+        if c.get("formatting_only"):
+            totals["formatting_commits"] += 1
+            if have or (rec or {}).get("relations"):
+                totals["formatting_with_change_or_relation"] += 1
+        if want != have:
+            rows.append({"sha": sha[:12], "pr": c.get("pr"),
+                         "missed": sorted(map(str, want - have)),
+                         "extra": sorted(map(str, have - want))})
+    # records with changes the reading does not list at all
+    for sha, rec in got.items():
+        if sha not in seen and rec["changes"]:
+            totals["extra"] += len(rec["changes"])
+            rows.append({"sha": sha[:12], "pr": rec["ref"], "missed": [],
+                         "extra": [str(change_key(x)) for x in rec["changes"]],
+                         "note": "not in the reading"})
+    return {"totals": totals, "differences": rows}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("db")
+    ap.add_argument("truth", nargs="?", default=str(HERE / "fork_truth.json"))
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    res = compare(Path(args.db), Path(args.truth))
+    if args.json:
+        print(json.dumps(res, indent=1))
+        return 0
+    for r in res["differences"]:
+        print(f"{r['sha']} #{r['pr']}: missed {r['missed']} extra {r['extra']}"
+              + (f" ({r['note']})" if r.get("note") else ""))
+    t = res["totals"]
+    print(
+        f"commits in the reading: {t['commits']}; class-level changes: {t['changes']}; "
+        f"right: {t['right']}, missed: {t['missed']}, extra: {t['extra']}; "
+        f"commits with changes not collected: {t['commits_missing']}; formatting-only commits: "
+        f"{t['formatting_commits']}, of which with a change or a code relation: "
+        f"{t['formatting_with_change_or_relation']}; file-move entries of the reading, compared "
+        f"apart (prkb records no change for a class whose file moved): {t['move_entries']}"
+    )
+    return 0 if not res["differences"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
