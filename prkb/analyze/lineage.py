@@ -16,6 +16,8 @@
   ``kind``) give nothing. GitHub records carry no blame and get no lineage here.
 - **Alternatives**: two PRs on the same class and attribute within ``alternative_window_days``,
   one closed unmerged, with similar titles or a test named by both: ``alternative-to`` (0.7).
+  When the closed one is the older and the other merged or open, ``prkb.graph`` makes the
+  newer one supersede it.
 """
 
 from __future__ import annotations
