@@ -6,6 +6,14 @@ texts (``prkb.analyze.relations``), the symbol timeline, line lineage and altern
 conflicts, and replaces all relations and the nodes they need in one transaction. Running it
 twice on the same knowledge base changes nothing.
 
+Before conflicts are resolved, three passes set the type the facts support:
+``text_names_the_culprit`` (a PR's own text naming the culprit outranks blame and the
+timeline: their ``fixes-regression-from`` to another PR becomes ``follow-up-of``),
+``closed_fixes`` (a PR closed unmerged fixes nothing: ``alternative-to`` the merged fix of
+the same culprit, else ``attempts-fix-of``) and ``replacements`` (of two alternatives, a
+merged or open PR newer than a closed unmerged one ``supersedes`` it). Each appends its
+reason to the evidence.
+
 Conflicts: per unordered pair of nodes the strongest type wins (``[relations].priority`` in
 ``data/relations.toml``, then confidence); edges of the winning type are kept in every
 direction they were found (``alternative-to`` is symmetric and stored once, the lower PR
@@ -111,7 +119,11 @@ def text_relations(store: Store, profile: Profile, rules: RuleSet | None = None)
             if other.startswith("issue:") and rtype not in rules.issue_types:
                 rtype = "mentions"
             src, dst = (me, other) if tr.direction == "out" else (other, me)
-            out.append(Relation(src, dst, rtype, f"{whose} {tr.evidence}", conf, "text"))
+            ev = f"{whose} {tr.evidence}"
+            if tr.older_type and _number(src) < _number(dst):
+                ev += f"; {_show(src)} is older than {_show(dst)}, so it cannot have replaced it"
+                rtype = tr.older_type
+            out.append(Relation(src, dst, rtype, ev, conf, "text"))
         out.extend(_curated(rec, me, known))
     return out
 
@@ -135,6 +147,101 @@ def _curated(rec: dict[str, Any], me: str, known: _Known) -> list[Relation]:
         ev = str(item.get("evidence") or "stated in the record")[:300]
         out.append(Relation(src, dst, str(rtype), ev, max(0.0, min(conf, 1.0)), "curated"))
     return out
+
+
+def _number(key: str) -> float:
+    """The PR number of a ``pr:N`` key (PR numbers grow with time), else NaN: never
+    smaller or greater than another."""
+    kind, _, rest = key.partition(":")
+    return float(rest) if kind == "pr" and rest.isdigit() else float("nan")
+
+
+def _show(key: str) -> str:
+    return f"#{key[3:]}" if key.startswith("pr:") else key
+
+
+def text_culprits(relations: Iterable[Relation]) -> dict[str, set[str]]:
+    """Per PR, the PRs its own text (or its record) says it fixes a regression from."""
+    out: dict[str, set[str]] = {}
+    for r in relations:
+        if (r.origin in ("text", "curated") and r.type == "fixes-regression-from"
+                and r.target.startswith("pr:")):
+            out.setdefault(r.source, set()).add(r.target)
+    return out
+
+
+def text_names_the_culprit(
+    relations: Iterable[Relation], culprits: dict[str, set[str]]
+) -> list[Relation]:
+    """A PR's own text naming the culprit outranks blame and the timeline: their
+    ``fixes-regression-from`` to any other PR becomes ``follow-up-of`` (still inferred)."""
+    out = []
+    for r in relations:
+        named = culprits.get(r.source)
+        if (named and r.type == "fixes-regression-from" and r.origin in ("lineage", "timeline")
+                and r.target not in named):
+            names = ", ".join(_show(k) for k in sorted(named, key=_order))
+            r = Relation(r.source, r.target, "follow-up-of",
+                         f"{r.evidence}; the PR's own text names {names} as the culprit",
+                         r.confidence, r.origin)
+        out.append(r)
+    return out
+
+
+def closed_fixes(relations: list[Relation], states: dict[str, str]) -> list[Relation]:
+    """A PR closed unmerged fixes nothing: its ``fixes-regression-from X`` becomes
+    ``alternative-to`` each merged fix of X, or ``attempts-fix-of X`` when none is known."""
+    merged_fixes: dict[str, set[str]] = {}
+    for r in relations:
+        if r.type == "fixes-regression-from" and states.get(r.source) == "merged":
+            merged_fixes.setdefault(r.target, set()).add(r.source)
+    out = []
+    for r in relations:
+        if r.type != "fixes-regression-from" or states.get(r.source) != "closed":
+            out.append(r)
+            continue
+        fixes = sorted(merged_fixes.get(r.target, set()) - {r.source}, key=_order)
+        for m in fixes:
+            out.append(Relation(
+                r.source, m, "alternative-to",
+                f"{r.evidence}; {_show(r.source)} was closed unmerged and {_show(m)} is the "
+                f"merged fix of {_show(r.target)}", r.confidence, r.origin,
+            ))
+        if not fixes:
+            out.append(Relation(r.source, r.target, "attempts-fix-of",
+                                f"{r.evidence}; {_show(r.source)} was closed unmerged",
+                                r.confidence, r.origin))
+    return out
+
+
+def replacements(relations: list[Relation], prs: dict[str, tuple[str, str]]) -> list[Relation]:
+    """Two alternatives where one is closed unmerged and older (a lower PR number) than the
+    other, which is merged or open: the newer one ``supersedes`` it. Alternatives where
+    neither is known to replace the other stay ``alternative-to``."""
+    out = []
+    for r in relations:
+        if r.type == "alternative-to":
+            for old, new in ((r.source, r.target), (r.target, r.source)):
+                s_old, s_new = prs.get(old), prs.get(new)
+                if s_old is None or s_new is None:
+                    continue
+                if s_old[0] == "closed" and s_new[0] in ("merged", "open") and _older(
+                        old, new, s_old[1], s_new[1]):
+                    r = Relation(new, old, "supersedes",
+                                 f"{r.evidence}; {_show(old)} was closed unmerged and is older "
+                                 f"than {_show(new)}, which is {s_new[0]}",
+                                 r.confidence, r.origin)
+                    break
+        out.append(r)
+    return out
+
+
+def _older(a: str, b: str, created_a: str, created_b: str) -> bool:
+    """``a`` was opened before ``b``: by PR number, else by creation time (both known)."""
+    na, nb = _number(a), _number(b)
+    if na == na and nb == nb:  # both PR numbers (not NaN)
+        return na < nb
+    return bool(created_a and created_b and created_a < created_b)
 
 
 def resolve(relations: Iterable[Relation], rules: RuleSet | None = None) -> list[Relation]:
@@ -181,9 +288,10 @@ def derive_relations(
     rules = rules or default_rules()
     events = declaration_events(store, profile)
     text = text_relations(store, profile, rules)
+    culprits = text_culprits(text)
     timeline = timeline_relations(events, rules)
     regress = regression_candidates(events, profile, rules)
-    lineage, unmapped = lineage_relations(store, profile, rules)
+    lineage, unmapped = lineage_relations(store, profile, rules, culprits)
     alts = code_alternatives(store, profile, rules)
     counts = {
         "text_cues": len(text),
@@ -193,7 +301,14 @@ def derive_relations(
         "lineage_unmapped_commits": unmapped,
         "code_alternatives": len(alts),
     }
-    return resolve([*text, *timeline, *regress, *lineage, *alts], rules), counts
+    prs = {
+        node_key(r["number"], r["merge_commit_sha"]): (str(r["state"]), str(r["created_at"] or ""))
+        for r in store.conn.execute("SELECT number, merge_commit_sha, state, created_at FROM prs")
+    }
+    found = text_names_the_culprit([*text, *timeline, *regress, *lineage, *alts], culprits)
+    found = closed_fixes(found, {k: v[0] for k, v in prs.items()})
+    found = replacements(found, prs)
+    return resolve(found, rules), counts
 
 
 def _node_row(key: str) -> tuple[str, str, int | None, str | None]:

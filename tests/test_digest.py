@@ -170,7 +170,7 @@ def test_text_is_plain_and_html_is_escaped_with_inlined_css(tmp_path: Path) -> N
     assert text.index(ZH_TITLE) < text.index("Weekly digest 2026-W21")
     assert "• TritonMLAMetadataBuilder: UNIFORM_BATCH -> UNIFORM_SINGLE_TOKEN_DECODE" in text
     assert "\x1b" not in text and "**" not in text and "##" not in text
-    assert "#101 修复其引入的问题 #90" in text and "#101 fixes a regression from #90" in text
+    assert "#101 修复了 #90 引入的问题" in text and "#101 fixes a regression from #90" in text
     assert f"{site}/zh/pr/101.html" in text and f"{site}/en/pr/101.html" in text
     assert "核心路径变更" in text and "missing test coverage" in text
     assert "声明 UNIFORM_BATCH 但未启用推测解码重排" in text

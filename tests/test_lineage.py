@@ -148,7 +148,8 @@ def test_line_lineage_maps_blamed_commits_to_prs(store: Store) -> None:
     assert got == {
         ("pr:70", "pr:30"): ("follow-up-of", 0.8),
         ("pr:70", "pr:60"): ("follow-up-of", 0.8),
-        ("pr:72", "pr:50"): ("fixes-regression-from", 0.6),
+        # a fix title is no evidence that the blamed PR caused the bug: blame is lineage
+        ("pr:72", "pr:50"): ("follow-up-of", 0.8),
         ("pr:74", "pr:70"): ("reverts", 0.8),
     }
     assert "2 changed line(s)" in next(r.evidence for r in rels if r.target == "pr:30")

@@ -51,6 +51,11 @@ def rels(text: str, *, title: str = "Some change", number: int = 100) -> dict[in
         ("This blocks #41.", "x", ("depends-on", "in")),
         ("Follow-up to #41: also cover XPU.", "x", ("follow-up-of", "out")),
         ("#41 will be a follow-up with the tests.", "x", ("follow-up-of", "in")),
+        # follow-up-of points from the later PR to the earlier one, whichever names the other
+        ("Follow up of #41 for the XPU builders.", "x", ("follow-up-of", "out")),
+        ("A follow-up on #41.", "x", ("follow-up-of", "out")),
+        ("The tests were followed up in #41.", "x", ("follow-up-of", "in")),
+        ("The follow-up is #41.", "x", ("follow-up-of", "in")),
         ("Supersedes #41 with a smaller diff.", "x", ("supersedes", "out")),
         ("Superseded by #41.", "x", ("supersedes", "in")),
         ("Closing in favor of #41.", "x", ("supersedes", "in")),
@@ -221,6 +226,17 @@ def test_rules_are_data_and_validated(tmp_path: Path) -> None:
     bad.write_text("[relations\n", encoding="utf-8")
     with pytest.raises(InputError, match="relation rules"):
         default_rules(str(bad))
+
+
+def test_in_favor_of_says_what_it_becomes_when_the_replacing_pr_is_older() -> None:
+    """The graph turns "closed in favor of #N" into alternative-to when #N is the older PR
+    (it cannot have replaced a PR opened after it); the text rule carries that choice."""
+    (r,) = relations_in_text("Closing in favor of #41.", number=100, title="x", where="body",
+                             profile=PROFILE)
+    assert (r.type, r.direction, r.older_type) == ("supersedes", "in", "alternative-to")
+    (r,) = relations_in_text("Superseded by #41.", number=100, title="x", where="body",
+                             profile=PROFILE)
+    assert r.older_type is None
 
 
 def test_curated_seed_texts() -> None:

@@ -124,8 +124,11 @@ def test_relations_shown_with_type_title_evidence(store):
     zh = render_report(store, 47144, lang="zh", fmt="md")
     assert "This PR fixes a regression from #42885 (Add TritonMLA builder): added in #42885" in en
     assert "confidence 0.90" in en
-    assert "#47310 alternative to this PR" in en
-    assert "修复其引入的问题" in zh and "unclassified" not in en
+    # one sentence per type and direction (the label joined as "#47310 alternative to this
+    # PR" / "本 PR 修复其引入的问题 #42885" read wrongly)
+    assert "#47310 is an alternative to this PR" in en
+    assert "本 PR 修复了 #42885 引入的问题" in zh and "#47310 是本 PR 的替代方案" in zh
+    assert "unclassified" not in en
 
 
 def test_git_only_record_says_not_collected(tmp_path):

@@ -9,11 +9,15 @@
   ``fixes-regression-from`` candidate (0.6), with the levels as evidence.
 - **Line lineage** (git collector, ``record["prkb"]["lineage"]``): for the lines a commit
   removed or changed, the commit that last changed them. Mapped to a PR through
-  ``prs.merge_commit_sha``; gives ``follow-up-of`` (0.8), or a ``fixes-regression-from``
-  candidate (0.6) when the PR is a fix, or ``reverts`` for a revert. GitHub records carry no
-  blame and get no lineage here.
+  ``prs.merge_commit_sha``; gives ``follow-up-of`` (0.8), or ``reverts`` for a revert. Blame
+  is evidence of lineage only: a ``fixes-regression-from`` candidate (0.6) needs blamed
+  declaration lines whose level the earlier PR raised and this PR lowers, or the PR's own
+  text naming the earlier PR as the culprit. Reformatted or renamed lines (the collector's
+  ``kind``) give nothing. GitHub records carry no blame and get no lineage here.
 - **Alternatives**: two PRs on the same class and attribute within ``alternative_window_days``,
   one closed unmerged, with similar titles or a test named by both: ``alternative-to`` (0.7).
+  When the closed one is the older and the other merged or open, ``prkb.graph`` makes the
+  newer one supersede it.
 """
 
 from __future__ import annotations
@@ -263,18 +267,53 @@ def _resolve_sha(sha: str, index: dict[str, str]) -> str | None:
     return None
 
 
+def _family_moves(store: Store, profile: Profile) -> dict[int, list[tuple[str, str, str]]]:
+    """(class, file, direction) of every change of the symbol family, per PR id."""
+    out: dict[int, list[tuple[str, str, str]]] = {}
+    for r in store.conn.execute(
+        "SELECT pr_id, class_name, file, attr, direction FROM symbol_changes"
+    ):
+        if r["attr"] in profile.family:
+            out.setdefault(r["pr_id"], []).append((r["class_name"], r["file"], r["direction"]))
+    return out
+
+
+# what a blamed commit did to a line (the git collector's ``kind``); only a semantic change
+# links two PRs: a reformatted or renamed line says nothing about who set its meaning
+LINEAGE_KINDS_KEPT = ("semantic",)
+
+
 def lineage_relations(
-    store: Store, profile: Profile, rules: RuleSet | None = None
+    store: Store,
+    profile: Profile,
+    rules: RuleSet | None = None,
+    culprits: dict[str, set[str]] | None = None,
 ) -> tuple[list[Relation], int]:
-    """Relations from blamed lines; also the number of blamed commits no stored PR merged."""
+    """Relations from blamed lines; also the number of blamed commits no stored PR merged.
+
+    A blamed line is evidence of lineage, not of a regression: it gives ``follow-up-of``
+    (the later PR -> the PR that last changed the line), or ``reverts`` for a revert title.
+    It gives a ``fixes-regression-from`` candidate only when
+
+    - the blamed lines are declaration lines of the symbol family (the collector's
+      ``"decl": true``), the earlier PR raised or added the family's value on a class and
+      this PR lowers the same class's value in the blamed file; or
+    - the PR's own text names the earlier PR as the culprit (``culprits``: node key -> the
+      node keys its text says it fixes a regression from).
+
+    Entries whose ``kind`` is ``format`` or ``rename`` give nothing. An entry without
+    ``decl``/``kind`` (records of older collectors) counts as a semantic, non-declaration line.
+    """
     rules = rules or default_rules()
+    culprits = culprits or {}
     index = _sha_index(store)
-    lowered = {
-        r["pr_id"]
-        for r in store.conn.execute(
-            "SELECT DISTINCT pr_id FROM symbol_changes WHERE direction = 'lowered'"
-        )
+    moves = _family_moves(store, profile)
+    ids = {
+        node_key(r["number"], r["merge_commit_sha"]): r["id"]
+        for r in store.conn.execute("SELECT id, number, merge_commit_sha FROM prs")
     }
+    lineage_conf = rules.number("lineage_confidence", 0.8)
+    regress_conf = rules.number("regression_candidate_confidence", 0.6)
     out: list[Relation] = []
     unmapped = 0
     for row in store.conn.execute(
@@ -283,8 +322,11 @@ def lineage_relations(
         rec = json.loads(row["raw"])
         entries = (rec.get("prkb") or {}).get("lineage") or []
         me = node_key(row["number"], row["merge_commit_sha"])
-        per_target: dict[str, list[tuple[str, str, int]]] = {}
+        # (file, sha, lines, is a declaration line) per blamed PR
+        per_target: dict[str, list[tuple[str, str, int, bool]]] = {}
         for ent in entries:
+            if str(ent.get("kind") or "semantic") not in LINEAGE_KINDS_KEPT:
+                continue
             sha = str(ent.get("commit") or "")
             target = _resolve_sha(sha, index) if sha else None
             if target is None:
@@ -293,8 +335,12 @@ def lineage_relations(
             if target == me:
                 continue
             lines = int(ent.get("lines") or 0)
-            per_target.setdefault(target, []).append((str(ent.get("file") or ""), sha, lines))
+            per_target.setdefault(target, []).append(
+                (str(ent.get("file") or ""), sha, lines, ent.get("decl") is True)
+            )
         title = row["title"] or ""
+        lowered = {(c, f) for c, f, d in moves.get(row["id"], []) if d == "lowered"}
+        named = culprits.get(me, set())
         for target, hits in sorted(per_target.items()):
             n = sum(h[2] for h in hits)
             files = sorted({h[0] for h in hits})
@@ -304,16 +350,24 @@ def lineage_relations(
                 f"changed by {', '.join(shas)}"
             )
             if profile.title_has("revert", title):
-                rel = Relation(me, target, "reverts", ev + "; revert title",
-                               rules.number("lineage_confidence", 0.8), "lineage")
-            elif row["id"] in lowered or is_fix(title, "", profile, rules):
-                cue = "lowers a level" if row["id"] in lowered else "fix title"
-                rel = Relation(me, target, "fixes-regression-from", f"{ev}; {cue}",
-                               rules.number("regression_candidate_confidence", 0.6), "lineage")
+                out.append(Relation(me, target, "reverts", ev + "; revert title", lineage_conf,
+                                    "lineage"))
+                continue
+            raised = {c for c, _, d in moves.get(ids.get(target, -1), [])
+                      if d in ("raised", "added")}
+            decl_files = {h[0] for h in hits if h[3]}
+            undone = sorted(c for c, f in lowered if c in raised and f in decl_files)
+            if undone:
+                cue = (f"the blamed lines declare {', '.join(undone)[:80]}, whose level the "
+                       f"earlier PR raised or added and this PR lowers")
+                out.append(Relation(me, target, "fixes-regression-from", f"{ev}; {cue}",
+                                    regress_conf, "lineage"))
+            elif target in named:
+                out.append(Relation(me, target, "fixes-regression-from",
+                                    f"{ev}; the PR's text names it as the culprit",
+                                    regress_conf, "lineage"))
             else:
-                rel = Relation(me, target, "follow-up-of", ev,
-                               rules.number("lineage_confidence", 0.8), "lineage")
-            out.append(rel)
+                out.append(Relation(me, target, "follow-up-of", ev, lineage_conf, "lineage"))
     return out, unmapped
 
 

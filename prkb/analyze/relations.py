@@ -26,6 +26,7 @@ from ..profile import Profile
 
 RELATION_TYPES = (
     "fixes-regression-from",
+    "attempts-fix-of",
     "depends-on",
     "follow-up-of",
     "supersedes",
@@ -36,6 +37,14 @@ RELATION_TYPES = (
 )
 
 _F = re.IGNORECASE
+
+
+def is_inferred(origin: str | None, confidence: float | None) -> bool:
+    """A relation read only from code lineage (origin ``lineage``) or from a timeline or code
+    heuristic (a candidate below confidence 1), not stated by anyone: outputs mark it."""
+    if origin == "lineage":
+        return True
+    return origin in ("timeline", "code") and float(confidence or 0.0) < 1.0
 
 
 @dataclass(frozen=True)
@@ -51,6 +60,7 @@ class Rule:
     context: re.Pattern[str] | None = None
     context_type: str | None = None
     context_direction: str | None = None
+    older_type: str | None = None
 
 
 @dataclass(frozen=True)
@@ -102,7 +112,8 @@ def load_rules(raw: dict[str, Any]) -> RuleSet:
     for i, r in enumerate(raw.get("rules", [])):
         where = f"rules[{i}]"
         for key, val in (("type", r.get("type")), ("else_type", r.get("else_type")),
-                         ("context_type", r.get("context_type"))):
+                         ("context_type", r.get("context_type")),
+                         ("older_type", r.get("older_type"))):
             if val is not None and val not in RELATION_TYPES:
                 raise InputError(f"relation rules: {where}.{key} {val!r} is not a relation type")
         if r.get("type") is None:
@@ -126,6 +137,7 @@ def load_rules(raw: dict[str, Any]) -> RuleSet:
                 context=re.compile(ctx, _F) if ctx else None,
                 context_type=r.get("context_type"),
                 context_direction=r.get("context_direction", direction),
+                older_type=r.get("older_type"),
             )
         )
 
@@ -252,6 +264,9 @@ class TextRelation:
     direction: str  # out: this PR -> ref; in: ref -> this PR
     evidence: str
     confidence: float
+    # the type to give instead when the PR the edge starts from is older than the one it
+    # points to (``older_type`` of the rule; see data/relations.toml)
+    older_type: str | None = None
 
 
 def sentences(text: str) -> list[str]:
@@ -330,31 +345,33 @@ def classify(
     document: str,
     fix: bool,
     rules: RuleSet,
-) -> tuple[str, str, float] | None:
-    """(type, direction, confidence) of one reference; None when negated."""
+) -> tuple[str, str, float, str | None] | None:
+    """(type, direction, confidence, older_type) of one reference; None when negated."""
     clause = _clause(pre, rules)
     if rules.negation_pre.search(clause) or rules.negation_post.search(post):
         return None
     pres = _pre_variants(pre)
     post_s = _POST_LIST.sub("", post)
-    best: tuple[str, str, float] | None = None
+    best: tuple[str, str, float, str | None] | None = None
     for rule in rules.rules:
         if rule.pre is not None and not any(rule.pre.search(p) for p in pres):
             continue
         if rule.post is not None and not rule.post.search(post_s):
             continue
         rtype, direction, conf = rule.type, rule.direction, rule.confidence
+        older = rule.older_type
         if rule.context is not None and rule.context_type and rule.context.search(document):
             rtype, direction = rule.context_type, rule.context_direction or direction
+            older = None
         elif rule.needs_fix and not fix:
             if rule.else_type is None:
                 continue
-            rtype, conf = rule.else_type, rule.else_confidence
-        cand = (rtype, direction, conf)
+            rtype, conf, older = rule.else_type, rule.else_confidence, None
+        cand = (rtype, direction, conf, older)
         if best is None or (rules.rank(rtype), conf) > (rules.rank(best[0]), best[2]):
             best = cand
     if best is None:
-        return ("mentions", "out", rules.number("mention_confidence", 0.3))
+        return ("mentions", "out", rules.number("mention_confidence", 0.3), None)
     return best
 
 
@@ -399,9 +416,9 @@ def relations_in_text(
             )
             if res is None:
                 continue
-            rtype, direction, conf = res
+            rtype, direction, conf, older = res
             ev = f"{where}: {restore_code(_evidence(sent, start, end, limit), codes)}"
-            out.append(TextRelation(number or 0, ref, rtype, direction, ev, conf))
+            out.append(TextRelation(number or 0, ref, rtype, direction, ev, conf, older))
     for m in rules.revert_commit.finditer(clean):
         sha = m.group("sha").lower()
         ref = Reference(0, None, False, commit=sha)

@@ -13,8 +13,9 @@ from ..progress import json_term, safe_term
 from . import open_store, profile_of
 
 _TYPES_HELP = (
-    "comma-separated relation types to keep: fixes-regression-from, depends-on, follow-up-of, "
-    "supersedes, alternative-to, reverts, modifies-declaration-of, mentions (default: all)"
+    "comma-separated relation types to keep: fixes-regression-from, attempts-fix-of, "
+    "depends-on, follow-up-of, supersedes, alternative-to, reverts, modifies-declaration-of, "
+    "mentions (default: all)"
 )
 
 

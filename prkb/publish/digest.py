@@ -16,6 +16,7 @@ from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
+from ..analyze.relations import is_inferred
 from ..errors import InputError
 from ..glossary import label, risk_tag
 from ..profile import Profile, load_profile
@@ -179,6 +180,9 @@ class RelationItem:
     evidence: str
     source_number: int | None
     target_number: int | None
+    # read only from code lineage or a heuristic (analyze.relations.is_inferred): the digest
+    # says so
+    inferred: bool = False
 
 
 @dataclass
@@ -297,14 +301,15 @@ def gather(store: Store, period: Period, profile: Profile | None = None) -> Dige
     if keys:
         marks = ",".join("?" for _ in keys)
         for r in conn.execute(
-            f"SELECT source, target, type, evidence FROM relations WHERE source IN ({marks}) "
-            f"OR target IN ({marks}) ORDER BY source, type, target",
+            f"SELECT source, target, type, evidence, confidence, origin FROM relations "
+            f"WHERE source IN ({marks}) OR target IN ({marks}) ORDER BY source, type, target",
             (*keys, *keys),
         ):
             dg.relations.append(
                 RelationItem(
                     r["source"], r["target"], r["type"], r["evidence"] or "",
                     _pr_number(r["source"]), _pr_number(r["target"]),
+                    is_inferred(r["origin"], r["confidence"]),
                 )
             )
     return dg
@@ -410,10 +415,6 @@ def digest_entries(
 
 def direction_label(code: str, lang: str) -> str:
     return label("directions", code, lang)
-
-
-def relation_label(code: str, lang: str) -> str:
-    return label("relations", code, lang)
 
 
 def risk_label(code: str, lang: str) -> str:
@@ -530,7 +531,6 @@ def render_section(dg: Digest, lang: str, fmt: str, site_url: str | None = None)
         "node": lambda key: node_text(key, lang),
         "node_html": node_html,
         "direction": lambda code: direction_label(code, lang),
-        "relation": lambda code: relation_label(code, lang),
         "risk": lambda code: risk_label(code, lang),
         "finding": lambda f: f.message_zh if lang == "zh" and f.message_zh else f.message_en,
     }

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+from ..analyze.relations import is_inferred
 from ..glossary import glossary
 from ..profile import Profile
 from ..store import Store
@@ -101,7 +102,8 @@ def related(data: SiteData, pr: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for type_, direction, other, evidence, confidence, origin in pr["relations"]:
         out.append({"type": type_, "direction": direction, "other": _other(data, other),
-                    "evidence": evidence, "confidence": confidence, "origin": origin})
+                    "evidence": evidence, "confidence": confidence, "origin": origin,
+                    "inferred": is_inferred(origin, confidence)})
     return out
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import jinja2
 
+from ..analyze.relations import is_inferred
 from ..analyze.risk import is_declaration_core, risk_tags_for
 from ..errors import InputError
 from ..kb import pr_facts, raw_record
@@ -293,6 +294,7 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
                 **r,
                 "number": other if isinstance(other, int) else None,
                 "title": _node_title(store, other) if isinstance(other, int) else None,
+                "inferred": is_inferred(r.get("origin"), r.get("confidence")),
             }
         )
     relations.sort(key=lambda r: (r["type"], str(r["other"]), r["direction"]))
