@@ -177,14 +177,16 @@ def _describe(e: DeclEvent) -> str:
 
 
 def previous_setters(events: list[DeclEvent]) -> list[tuple[DeclEvent, DeclEvent]]:
-    """(change, the previous merged change on the same class and attribute by another PR)."""
+    """(change, the previous merged change that *set* the same class and attribute's value, by
+    another PR). A rename (new spelling or new level name, same value) modifies the declaration
+    but sets nothing: the change after it points past it to the PR that set the value."""
     pairs = []
     for chain in _chains(events).values():
         last: DeclEvent | None = None
         for e in chain:
             if last is not None and last.key != e.key:
                 pairs.append((e, last))
-            if e.merged:
+            if e.merged and e.direction != "renamed":
                 last = e
     return pairs
 
