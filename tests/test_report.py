@@ -76,14 +76,17 @@ def test_45149_reference_facts(store):
         assert "title is a descriptive placeholder" in text  # the curated note
     assert "raised from UNIFORM_SINGLE_TOKEN_DECODE to UNIFORM_BATCH" in en
     assert "提升为 UNIFORM_BATCH" in zh
-    assert "consistent way to declare" in en
+    # a curated record holds no audit reading: readiness is unknown, not concluded from the
+    # reorder call in the patch (which is still shown as a fact, above)
+    assert "ROCMAiterMLASparseMetadataBuilder (declared UNIFORM_BATCH): unknown, not checked" in en
+    assert "consistent way" not in en and "未检查" in zh
     assert "Merged at: unknown" in en
 
 
 def test_context_facts(store):
     ctx = report_context(store, 45149, "en")
-    assert ctx["spec_ready"] is True
-    assert ctx["summary"]["action"] == "raised-consistent"
+    assert ctx["spec"]["state"] == "unchecked" and not ctx["spec"]["checked"]
+    assert ctx["summary"]["action"] == "raised-unchecked"
     assert [c["name"] for c in ctx["calls"]] == ["_init_reorder_batch_threshold"]
     assert ctx["risks"]["core_rule"]["applies"] is True
     assert [m["number"] for m in ctx["related"]["mentions"]] == [47766]
@@ -144,7 +147,9 @@ def test_git_only_record_says_not_collected(tmp_path):
     assert "The description was not collected" in en
     assert "The discussion was not collected" in en
     assert "未收集到描述" in zh and "未收集到讨论" in zh
-    assert "check that the builder handles query lengths above 1" in en
+    # collected without the audit: no reading, so the readiness is not checked
+    assert "`FlashInferMetadataBuilder` (declared `ALWAYS`): unknown, not checked" in en
+    assert "check that the builder's decode threshold can grow" in en
     store.close()
 
 
