@@ -58,8 +58,13 @@ def test_47144_reference_facts(store):
     assert "regression test" in en and "回归测试" in zh
     # level meanings from the profile
     assert "pure-decode batches" in en
-    # the author is not in the KB: said, not invented
-    assert "Author: unknown" in en and "作者: 未知" in zh
+    # author and merge day from the public PR thread and weekly lists (see the record's notes)
+    assert "Author: music-dino" in en and "作者: music-dino" in zh
+    assert "Merged at: July 9, 2026\n" in en  # a day: no time of day, no zone
+    assert "from the public PR thread" in en
+    # a curated record is a paraphrase and says so, in both languages
+    assert "Paraphrased from public information" in en and "整理自公开信息" in zh
+    assert "From the PR description" not in en and "摘自 PR 描述" not in zh
 
 
 def test_45149_reference_facts(store):
@@ -70,20 +75,25 @@ def test_45149_reference_facts(store):
         assert "ROCMAiterMLASparseMetadataBuilder" in text
         assert "_init_reorder_batch_threshold(1, supports_spec_as_decode=True)" in text
         assert "#47766" in text
-        assert "[ROCm][MRV2] Support MRV2 for ROCm sparse MLA" in text  # title from the KB
+        # the related PR's title, from the KB (its real one, see #47766's notes)
+        assert "Key sparse-MLA persistent metadata on per-request context lengths" in text
         assert "•" in text and "**" not in text and "```" not in text
-        assert "tjtanaa" in text
-        assert "title is a descriptive placeholder" in text  # the curated note
+        assert "tjtanaa" in text and "tvirolai-amd" in text
+        assert "from the public PR thread" in text  # the curated note names its source
+        assert "Enable UNIFORM_BATCH CG mode in rocm_aiter_mla_sparse" in text  # real title
     assert "raised from UNIFORM_SINGLE_TOKEN_DECODE to UNIFORM_BATCH" in en
     assert "提升为 UNIFORM_BATCH" in zh
-    assert "consistent way to declare" in en
-    assert "Merged at: unknown" in en
+    # a curated record holds no audit reading: readiness is unknown, not concluded from the
+    # reorder call in the patch (which is still shown as a fact, above)
+    assert "ROCMAiterMLASparseMetadataBuilder (declared UNIFORM_BATCH): unknown, not checked" in en
+    assert "consistent way" not in en and "未检查" in zh
+    assert "Merged at: July 9, 2026\n" in en
 
 
 def test_context_facts(store):
     ctx = report_context(store, 45149, "en")
-    assert ctx["spec_ready"] is True
-    assert ctx["summary"]["action"] == "raised-consistent"
+    assert ctx["spec"]["state"] == "unchecked" and not ctx["spec"]["checked"]
+    assert ctx["summary"]["action"] == "raised-unchecked"
     assert [c["name"] for c in ctx["calls"]] == ["_init_reorder_batch_threshold"]
     assert ctx["risks"]["core_rule"]["applies"] is True
     assert [m["number"] for m in ctx["related"]["mentions"]] == [47766]
@@ -147,7 +157,9 @@ def test_git_only_record_says_not_collected(tmp_path):
     assert "The description was not collected" in en
     assert "The discussion was not collected" in en
     assert "未收集到描述" in zh and "未收集到讨论" in zh
-    assert "check that the builder handles query lengths above 1" in en
+    # collected without the audit: no reading, so the readiness is not checked
+    assert "`FlashInferMetadataBuilder` (declared `ALWAYS`): unknown, not checked" in en
+    assert "check that the builder's decode threshold can grow" in en
     store.close()
 
 

@@ -94,5 +94,6 @@ def test_golden_facts(kb):
     other = render_report(kb, 102, lang="en", fmt="md")
     assert "The knowledge base holds no description for this PR." in other
     assert "No comments or review texts were recorded" in other
-    assert "neither calls `_init_reorder_batch_threshold`" in other
+    assert "`FlashInferMetadataBuilder` (declared `ALWAYS`): unknown, not checked" in other
+    assert "the consistency audit has not checked this PR" in other
     assert "State: open" in other

@@ -69,8 +69,11 @@ def test_environment_translates_and_escapes():
 
 
 def test_dates_per_locale():
-    assert format_datetime_for("2026-07-09T10:09:00", "zh") == "2026年7月9日 10:09:00"
-    assert format_datetime_for("2026-07-09T10:09:00", "en") == "Jul 9, 2026, 10:09:00\u202fAM"
+    # a time without a zone is shown as written and says its zone is unknown (never UTC)
+    assert format_datetime_for("2026-07-09T10:09:00", "zh") == "2026年7月9日 10:09:00（时区未知）"
+    assert format_datetime_for("2026-07-09T10:09:00", "en") == (
+        "Jul 9, 2026, 10:09:00\u202fAM (time zone unknown)"
+    )
     assert format_datetime_for("2026-07-09T10:09:00Z", "en").endswith("UTC")
     assert format_datetime_for(None, "zh") == "未知"
     assert format_datetime_for("garbage", "en") == "unknown"

@@ -2,17 +2,44 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from ..glossary import risk_tag
 from ..models import Analysis, Finding, RiskTag, SymbolChange
-from ..profile import Profile
+from ..profile import Platform, Profile
+
+PORTABLE = "portable"  # the profile platform code of code that runs on every platform
 
 
 def is_declaration_core(change: SymbolChange, profile: Profile) -> bool:
     """The profile's stated core rule for declaration changes (see ``[core_rule]``)."""
     prefixes = profile.core_rule.get("declaration_paths", [])
     return any(change.file.startswith(p) for p in prefixes) and change.direction != "renamed"
+
+
+@dataclass(frozen=True)
+class PlatformSplit:
+    """The platforms of one change, by where they were recognised."""
+
+    code: list[Platform]        # specific platforms the changed source paths belong to
+    portable: Platform | None   # the profile's portable platform, when source paths match it
+    title_only: list[Platform]  # specific platforms only the title's tags name
+
+
+def platform_split(paths: list[str], title: str, profile: Profile) -> PlatformSplit:
+    """Which platforms the changed code is specific to, apart from portable code (which runs
+    on every platform: not a restriction) and from platforms that only the title names (a
+    ``[ROCm]`` tag says where a problem showed, not that the code is ROCm's)."""
+    src = [p for p in paths if profile.category(p) == "source"]
+    from_code = profile.platforms_for(src, "")
+    code = [p for p in from_code if p.code != PORTABLE]
+    portable = next((p for p in from_code if p.code == PORTABLE), None)
+    title_only = [
+        p for p in profile.platforms_for([], title)
+        if p.code != PORTABLE and p not in code
+    ]
+    return PlatformSplit(code, portable, title_only)
 
 
 def risk_tags_for(
@@ -38,12 +65,13 @@ def risk_tags_for(
         )
     if changes and not tests:
         why["missing-tests"] = ["declaration changed, no file under tests/ changed"]
-    plats = profile.platforms_for(paths, record.get("title") or "")
-    specific = [p for p in plats if p.code != "portable"]
+    # platform-specific: the changed code itself belongs to a platform (its paths); portable
+    # code and a platform named only by the title's tags do not make a change specific
+    specific = platform_split(paths, record.get("title") or "", profile).code
     if specific and not core:
         src = [p for p in paths if profile.category(p) == "source"]
         only = all(any(pat in p for pl in specific for pat in pl.path_patterns) for p in src)
-        if only or profile.title_has("platform", record.get("title") or "") or len(specific) == 1:
+        if only or len(specific) == 1:
             why["platform-specific"] = [p.en for p in specific]
     dirs = {c.direction for c in changes}
     if "raised" in dirs or (

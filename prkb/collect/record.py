@@ -60,9 +60,9 @@ def _int(v: Any, field: str, *, required: bool = False, default: int | None = No
 
 
 def _date(v: Any, field: str) -> str | None:
-    """An ISO date, normalised to UTC (``YYYY-MM-DDTHH:MM:SSZ``) so dates sort as text.
-
-    A time without a zone is taken as UTC.
+    """An ISO date as stored: an aware time in UTC (``YYYY-MM-DDTHH:MM:SSZ``), so dates sort
+    as text; a time without a zone stays without one (``YYYY-MM-DDTHH:MM:SS``: its zone is
+    unknown, and reports say so rather than call it UTC); a date alone stays a date.
     """
     s = _s(v, field)
     if s is None or s == "":
@@ -73,9 +73,11 @@ def _date(v: Any, field: str) -> str | None:
         dt = datetime.fromisoformat(s.replace(" ", "T", 1))
     except ValueError:
         raise InputError(f"{field!r} is not a valid date: {s!r:.40}") from None
-    if dt.tzinfo is not None:
-        dt = dt.astimezone(UTC)
-    return dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+    if len(s) == 10:  # YYYY-MM-DD: a day, no time of day
+        return dt.strftime("%Y-%m-%d")
+    if dt.tzinfo is None:
+        return dt.strftime("%Y-%m-%dT%H:%M:%S")
+    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _login(v: Any, field: str) -> dict[str, str] | None:

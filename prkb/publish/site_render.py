@@ -94,7 +94,7 @@ def _date_filters(lang: str) -> dict[str, Callable[..., str]]:
     from babel import Locale
     from babel.dates import format_date, format_datetime, format_time, get_datetime_format
 
-    from ..render.i18n import format_date_for, locale_of, parse_when
+    from ..render.i18n import format_date_for, locale_of, parse_when, zone_unknown
 
     loc = Locale.parse(locale_of(lang))
     unknown = format_date_for(None, lang)
@@ -120,7 +120,7 @@ def _date_filters(lang: str) -> dict[str, Callable[..., str]]:
                                locale=loc))
 
     def naive_utc_text(when: datetime, fmt: str) -> str:
-        """``format_datetime(when, fmt)`` for a naive (UTC) datetime: Babel joins its date and
+        """``format_datetime(when, fmt)`` for a naive datetime: Babel joins its date and
         time texts with the locale's pattern; both parts are cached here."""
         if fmt not in ("full", "long", "medium", "short"):
             return str(format_datetime(when, fmt, locale=loc))
@@ -137,7 +137,7 @@ def _date_filters(lang: str) -> dict[str, Callable[..., str]]:
         if when.tzinfo is not None:
             utc = when.astimezone(UTC).replace(tzinfo=None)
             return f"{naive_utc_text(utc, fmt)} UTC"
-        return naive_utc_text(when, fmt)
+        return zone_unknown(naive_utc_text(when, fmt), lang)
 
     return {"format_date": date_filter, "format_datetime": datetime_filter}
 

@@ -85,8 +85,17 @@ def parse_when(value: Any) -> datetime | date | None:
         return None
 
 
+ZONE_UNKNOWN = "%(time)s (time zone unknown)"  # a catalog message (both .po files)
+
+
+def zone_unknown(text: str, lang: str) -> str:
+    """A time of day whose zone the record does not give, said so (never printed as UTC)."""
+    return gettext(lang, ZONE_UNKNOWN) % {"time": text}
+
+
 def format_datetime_for(value: Any, lang: str, fmt: str = "medium") -> str:
-    """Locale date-time; aware times are shown in UTC and say so, naive ones as stored."""
+    """Locale date-time. Aware times are shown in UTC and say so; a naive time is shown as
+    stored and says that its time zone is unknown; a date alone is shown as a date."""
     when = parse_when(value)
     if when is None:
         return _UNKNOWN[lang]
@@ -95,7 +104,7 @@ def format_datetime_for(value: Any, lang: str, fmt: str = "medium") -> str:
     if when.tzinfo is not None:
         utc = when.astimezone(UTC).replace(tzinfo=None)
         return f"{_babel_datetime(utc, fmt, locale=locale_of(lang))} UTC"
-    return str(_babel_datetime(when, fmt, locale=locale_of(lang)))
+    return zone_unknown(str(_babel_datetime(when, fmt, locale=locale_of(lang))), lang)
 
 
 def format_date_for(value: Any, lang: str, fmt: str = "long") -> str:

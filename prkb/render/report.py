@@ -17,7 +17,7 @@ from typing import Any
 import jinja2
 
 from ..analyze.relations import is_inferred
-from ..analyze.risk import is_declaration_core, risk_tags_for
+from ..analyze.risk import is_declaration_core, platform_split, risk_tags_for
 from ..errors import InputError
 from ..kb import pr_facts, raw_record
 from ..models import Finding, SymbolChange
@@ -49,6 +49,7 @@ _VERBATIM_REASONS = (
     "level-raised", "level-lowered", "declaration-removed", "dynamic-support", "audit-finding",
     "patch-unavailable",
 )
+TEXT_ORIGIN = {"github": "description", "git": "commit", "curated": "paraphrase"}
 WHY_IN_A_WORD = {
     "lowered": "correctness-fix",
     "raised": "performance",
@@ -96,10 +97,11 @@ def _node_title(store: Store, number: int) -> str | None:
 
 
 def _recommend(
-    changes: list[dict[str, Any]], findings: list[Any], missing_tests: bool, spec_ready: bool,
-    flag_levels: set[str],
+    changes: list[dict[str, Any]], findings: list[Any], missing_tests: bool,
+    spec_state: str | None, flag_levels: set[str],
 ) -> str:
-    """The recommended-action code (templates word it)."""
+    """The recommended-action code (templates word it). ``spec_state``: the consistency
+    audit's reading of the raised classes (see ``_spec_readiness``)."""
     dirs = {c["direction"] for c in changes}
     if findings:
         return "resolve-findings"
@@ -108,7 +110,12 @@ def _recommend(
     raised = [c for c in changes if c["direction"] in ("raised", "added")]
     if raised:
         if any(c["after"] in flag_levels for c in raised):
-            return "raised-consistent" if spec_ready else "raised-check"
+            if spec_state == "not-ready":
+                return "raised-check"
+            if spec_state == "unchecked":
+                return "raised-unchecked"
+            if spec_state == "ready":
+                return "raised-consistent"
         return "raised-add-test" if missing_tests else "raised"
     if dirs & {"dynamic-added", "dynamic-removed"}:
         return "dynamic"
@@ -117,6 +124,133 @@ def _recommend(
     if not changes:
         return "no-change"
     return "other"
+
+
+def _same_class(a: str | None, b: str | None) -> bool:
+    """Two spellings of one class: equal, or equal in their last dotted component."""
+    if not a or not b:
+        return False
+    return a == b or a.rsplit(".", 1)[-1] == b.rsplit(".", 1)[-1]
+
+
+# the order in which readings of several classes combine into one for the PR
+_SPEC_ORDER = ("not-ready", "unchecked", "ready", "not-applicable")
+
+
+def _spec_readiness(
+    store: Store, facts: dict[str, Any], changes: list[dict[str, Any]], profile: Profile,
+) -> dict[str, Any]:
+    """Whether the classes this PR raises to a flagged level can take speculative decoding,
+    as the consistency audit judged it (never judged again here).
+
+    The judgement comes from the audit's stored results only: the PR's findings of the
+    profile's rule, and the ``builder_levels`` rows (one per builder class, with
+    ``spec_ready``) that the git collector stored for the PR's commit. Per class: a finding,
+    or a reading with spec_ready false, is ``not-ready``; a reading with spec_ready true is
+    ``ready``; a reading with no value is ``not-applicable`` (the builder reorders no batch by
+    a decode threshold, so the rule does not apply); no reading at all is ``unchecked`` (a
+    GitHub-only or curated record, or a collection without the audit). The lines of the patch
+    that name related calls stay facts of their own (``calls``); nothing is concluded here
+    from them.
+    """
+    rule = str(profile.audit.get("rule") or "")
+    raised = [c for c in changes if c["flag_level"] and c["direction"] in ("raised", "added")]
+    sha = facts.get("merge_commit_sha")
+    rows = []
+    if raised and sha:
+        rows = store.conn.execute(
+            "SELECT class_name, file, spec_ready FROM builder_levels WHERE repo=? AND"
+            " commit_sha=? ORDER BY class_name, file",
+            (facts["repo"], sha),
+        ).fetchall()
+    classes: list[dict[str, Any]] = []
+    seen: set[tuple[str, str]] = set()
+    for c in raised:
+        key = (c["class"], c["file"])
+        if key in seen:
+            continue
+        seen.add(key)
+        finding = any(
+            (not rule or f["rule"] == rule) and _same_class(f["class"], c["class"])
+            for f in facts["findings"]
+        )
+        reading = [r for r in rows if r["class_name"] == c["class"] and r["file"] == c["file"]]
+        reading = reading or [r for r in rows if _same_class(r["class_name"], c["class"])]
+        if finding:
+            state, source = "not-ready", "finding"
+        elif not reading:
+            state, source = "unchecked", None
+        elif reading[0]["spec_ready"] is None:
+            state, source = "not-applicable", "reading"
+        else:
+            state = "ready" if reading[0]["spec_ready"] else "not-ready"
+            source = "reading"
+        levels = sorted(
+            {x["after"] for x in raised if x["class"] == c["class"] and x["file"] == c["file"]},
+            key=lambda v: (profile.level_rank(v) or 0, v),
+        )
+        classes.append({"class": c["class"], "file": c["file"], "state": state,
+                         "source": source, "levels": levels})
+    groups = []
+    for state in _SPEC_ORDER:
+        members = [x for x in classes if x["state"] == state]
+        if members:
+            levels = sorted({lv for x in members for lv in x["levels"]},
+                            key=lambda v: (profile.level_rank(v) or 0, v))
+            groups.append({"state": state, "classes": sorted({x["class"] for x in members}),
+                           "levels": levels})
+    return {
+        "state": groups[0]["state"] if groups else None,
+        "commit": sha,
+        "checked": bool(rows),
+        "classes": classes,
+        "groups": groups,
+    }
+
+
+KEY_FILES = 15  # at most this many files (and related lines) are listed for a big PR
+
+
+def _key_files(
+    files: list[dict[str, Any]], patches: dict[str, str | None], classes: list[str],
+    rel_names: list[str], profile: Profile,
+) -> tuple[list[dict[str, Any]], dict[str, int] | None]:
+    """The files a report lists, and what it leaves out (None: nothing).
+
+    A PR of at most ``KEY_FILES`` files shows them all. A bigger one (a repository-wide
+    reformat touches hundreds) shows, up to ``KEY_FILES``, the files that matter to the
+    symbol, in this order: declaration changes, related calls, core paths, files whose patch
+    names the symbol family or a related call, test files whose patch names one of those or a
+    changed class; the others are counted with their changed lines.
+    """
+    if len(files) <= KEY_FILES:
+        return files, None
+    names = [*rel_names, *classes]
+
+    def names_symbol(path: str) -> bool:
+        patch = patches.get(path) or ""
+        return bool(patch) and (profile.mentions_family(patch) or any(n in patch for n in names))
+
+    def rank(f: dict[str, Any]) -> int | None:
+        if f["role"] == "declaration":
+            return 0
+        if f["role"] == "related-call":
+            return 1
+        if profile.is_core_path(f["path"]):
+            return 2
+        if f["category"] == "source" and names_symbol(f["path"]):
+            return 3
+        if f["category"] == "test" and names_symbol(f["path"]):
+            return 4
+        return None
+
+    ranked = [(r, i) for i, f in enumerate(files) if (r := rank(f)) is not None]
+    keep = sorted(i for _r, i in sorted(ranked)[:KEY_FILES])
+    shown = [files[i] for i in keep]
+    kept = set(keep)
+    rest = [f for i, f in enumerate(files) if i not in kept]
+    lines = sum(int(f.get("additions") or 0) + int(f.get("deletions") or 0) for f in rest)
+    return shown, {"count": len(rest), "lines": lines}
 
 
 def report_context(
@@ -144,7 +278,7 @@ def localize(base: dict[str, Any], lang: str, profile: Profile) -> dict[str, Any
         for c in base["changes"]
     ]
     risks = base["risks"]
-    plat_labels = [getattr(p, lang) for p in risks["platforms"] if p is not None]
+    plat_labels = [getattr(p, lang) for p in risks["platforms"]]
     tags = [
         {"code": t["code"], "details": plat_labels} if t["code"] == "platform-specific" else t
         for t in risks["tags"]
@@ -168,6 +302,8 @@ def localize(base: dict[str, Any], lang: str, profile: Profile) -> dict[str, Any
                           "why": str(profile.core_rule.get(lang)
                                      or profile.core_rule.get("en") or "")},
             "platforms": plat_labels,
+            "portable": getattr(risks["portable"], lang) if risks["portable"] else None,
+            "title_platforms": [getattr(p, lang) for p in risks["title_platforms"]],
             "findings": findings,
         },
     }
@@ -215,17 +351,11 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
     reorder = str(profile.audit.get("reorder_call") or "")
     flag = str(profile.audit.get("reorder_flag") or "")
     qattr = str(profile.audit.get("query_len_attr") or "")
-    qdefault = str(profile.audit.get("query_len_default") or "")
-    spec_ready = any(
-        c["kind"] == "added"
-        and (
-            (c["name"] == reorder and flag and f"{flag}=True" in c["line"].replace(" ", ""))
-            or (c["name"] == qattr and "=" in c["line"] and qdefault not in c["line"])
-        )
-        for c in calls
-    )
+    spec = _spec_readiness(store, facts, changes, profile)
 
-    # files
+    # files: every file of a normal PR; of a big one, the files that matter to the symbol
+    # (capped) and one line for the rest
+    rel_names = related_names(profile)
     files = []
     for f in facts["files"]:
         path = f["path"]
@@ -259,11 +389,20 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
                 "has_patch": bool(patches.get(path)),
             }
         )
+    shown, files_more = _key_files(files, patches, classes, rel_names, profile)
+    shown_paths = {f["path"] for f in shown}
+    calls_shown = [c for c in calls if c["file"] in shown_paths][:KEY_FILES]
+    calls_more = len(calls) - len(calls_shown)
 
-    # key code: patch hunks that matter, else rebuilt from the recorded change
+    # key code: patch hunks that matter, else rebuilt from the recorded change (of the files
+    # shown; a big PR's other files are only counted)
     code = []
+    code_more = 0
     for path in sorted({f["path"] for f in files} | {c["file"] for c in changes}):
         hunks, cut = key_hunks(patches.get(path), profile)
+        if path not in shown_paths and not any(c["file"] == path for c in changes):
+            code_more += bool(hunks)
+            continue
         if hunks:
             code.append({"file": path, "kind": "patch", "hunks": hunks, "cut": cut})
             continue
@@ -319,7 +458,8 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
     )
     codes = {t.code for t in tags} | {t["code"] for t in facts["risk_tags"]}
     decl_core = sorted({c["file"] for c in changes if c["core"]})
-    platforms = [profile.platform(p) for p in facts["platforms"]]
+    plats = platform_split([f["filename"] for f in rec.get("files") or []],
+                           facts["title"] or "", profile)
     risk_tags = []
     for code_ in sorted(codes, key=lambda c: (_TAG_ORDER.index(c) if c in _TAG_ORDER else 99, c)):
         if code_ == "core-path":
@@ -334,6 +474,8 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
             details = []
         risk_tags.append({"code": code_, "details": details})
     missing_tests = "missing-tests" in codes
+    # the test files of the key files first (those that name the symbol), then the others
+    tests_touched = sorted(facts["tests_touched"], key=lambda p: (p not in shown_paths, p))
     findings = facts["findings"]  # messages of the language: localize()
     features = features_in([facts["title"] or "", body], profile.features)
 
@@ -363,22 +505,29 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
             "labels": sorted(facts["labels"]),
             "merge_commit_sha": facts["merge_commit_sha"],
             "git_only": git_only,
+            # where the description text comes from: the PR's own description (quoted), the
+            # commit message (git), or a paraphrase of public information (curated)
+            "text": TEXT_ORIGIN.get(facts["source"], "description"),
         },
         "notes": notes,
         "summary": {
             "classes": classes,
-            "action": _recommend(changes, findings, missing_tests, spec_ready, flag_levels),
+            "action": _recommend(changes, findings, missing_tests, spec["state"], flag_levels),
         },
         "motivation": {
             "has_body": bool(body.strip()),
             "sections": [vars(s) for s in sections],
         },
         "changes": changes,
-        "calls": calls,
-        "spec_ready": spec_ready,
-        "tests": {"touched": sorted(facts["tests_touched"]), "commands": commands},
-        "files": files,
+        "calls": calls_shown,
+        "calls_more": calls_more,
+        "spec": spec,
+        "tests": {"touched": tests_touched[:KEY_FILES],
+                  "touched_more": len(tests_touched[KEY_FILES:]), "commands": commands},
+        "files": shown,
+        "files_more": files_more,
         "code": code,
+        "code_more": code_more,
         "review": {**review, "collected": not git_only},
         "risks": {
             "tags": risk_tags,
@@ -389,7 +538,11 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
                 "prefixes": sorted(profile.core_rule.get("declaration_paths", [])),
             },
             "core_paths": sorted(facts["core_paths"]),
-            "platforms": platforms,
+            # platforms of the changed code, portable code (not a restriction), platforms
+            # only the title names: Platform objects, labelled per language by localize()
+            "platforms": plats.code,
+            "portable": plats.portable,
+            "title_platforms": plats.title_only,
             "features": features,
             "findings": findings,
             "flag_raise": any(c["flag_level"] and c["direction"] in ("raised", "added")
