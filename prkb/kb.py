@@ -195,9 +195,10 @@ def _write(
     )
     conn.executemany(
         "INSERT INTO symbol_changes(pr_id, seq, file, class_name, attr, before, after,"
-        " direction, before_attr) VALUES (?,?,?,?,?,?,?,?,?)",
+        " direction, before_attr, before_file) VALUES (?,?,?,?,?,?,?,?,?,?)",
         [
-            (pr_id, i, c.file, c.class_name, c.attr, c.before, c.after, c.direction, c.before_attr)
+            (pr_id, i, c.file, c.class_name, c.attr, c.before, c.after, c.direction, c.before_attr,
+             c.before_file)
             for i, c in enumerate(analysis.symbol_changes)
         ],
     )
@@ -296,6 +297,7 @@ def facts_from_row(store: Store, row: sqlite3.Row) -> dict[str, Any]:
             "after": r["after"],
             "direction": r["direction"],
             "before_attr": r["before_attr"],
+            "before_file": r["before_file"],
         }
         for r in conn.execute("SELECT * FROM symbol_changes WHERE pr_id=? ORDER BY seq", (pr_id,))
     ]

@@ -30,9 +30,16 @@ class SymbolChange:
     before: str | None
     after: str | None
     direction: (
-        str  # added, removed, raised, lowered, changed, renamed, dynamic-added, dynamic-removed
+        str  # added, removed, raised, lowered, changed, renamed, moved, dynamic-added,
+        # dynamic-removed
     )
     before_attr: str | None = None  # the spelling on the before side when renamed
+    before_file: str | None = None  # the file the class was in before, when it moved
+
+    @property
+    def sets_value(self) -> bool:
+        """Whether the change sets a value: a rename or a move carries the old one along."""
+        return self.direction not in ("renamed", "moved")
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -43,6 +50,7 @@ class SymbolChange:
             "after": self.after,
             "direction": self.direction,
             "before_attr": self.before_attr,
+            "before_file": self.before_file,
         }
 
     @classmethod
@@ -55,6 +63,7 @@ class SymbolChange:
             after=d.get("after"),
             direction=str(d.get("direction") or "changed"),
             before_attr=d.get("before_attr"),
+            before_file=d.get("before_file"),
         )
 
 

@@ -218,6 +218,13 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX IF NOT EXISTS prs_closed_at ON prs(closed_at);
         """,
     ),
+    (
+        "0005_symbol_moves",
+        """
+        -- a class that moved to another file keeps its value: the file it left
+        ALTER TABLE symbol_changes ADD COLUMN before_file TEXT;
+        """,
+    ),
 ]
 
 

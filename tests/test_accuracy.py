@@ -156,8 +156,8 @@ ALPHA_DYN_V3 = ALPHA_DYN_V2.replace("if config.window_size > 0:", "if (config.wi
 
 # --- the history: one step a commit, with what a reader of its diff writes down -----------------
 
-Change = tuple[str, str, str, str | None, str | None, str | None, str]
-# (file, class, attr, before_attr, before, after, direction)
+Change = tuple[str | None, ...]
+# (file, class, attr, before_attr, before, after, direction[, before_file of a move])
 
 
 @dataclass
@@ -244,10 +244,12 @@ def history() -> list[Step]:
         [(CUT, "CutlassLikeMetadataBuilder", "cudagraph_support", None, "UNIFORM_BATCH",
           "UNIFORM_SINGLE_TOKEN_DECODE", "lowered")],
         body="The uniform-batch level from #110 crashes at capture with MTP."))
-    # a file moved: nothing changes
+    # a file moved: its declaration moves with it, value unchanged
+    moved_value = f"{E}.ALWAYS if flash_version() == 3 or platform_is_xpu() else {E}.UNIFORM_BATCH"
     add(Step(112, "[Refactor] move the flash-like backend", {
         FLASH: None, FLASH2: flash(["if flash_version() == 3", "or platform_is_xpu()"])},
-        kept=False))
+        [(FLASH2, "FlashLikeMetadataBuilder", "cudagraph_support", None, moved_value,
+          moved_value, "moved", FLASH)]))
     # class 8 through the rename: a condition line that names nothing
     add(Step(113, "[Bugfix] Flash-like: no full graphs on XPU after all", {
         FLASH2: flash(["if flash_version() == 3"])},
@@ -363,6 +365,14 @@ def history() -> list[Step]:
         RUNNER: RUNNER_V2 + "\n\nMAX_LEVEL = 3\n"},
         [(gamma, "GammaMetadataBuilder", "_cudagraph_support", None, "PURE_DECODE_ONLY",
           "UNIFORM_SINGLE_TOKEN_DECODE", "renamed")]))
+    # a class moved into another file while the old file stays: moved, not removed + added
+    gamma2 = "vllm/v1/attention/backends/gamma_v2.py"
+    add(Step(133, "[Refactor] Gamma builder in its own module", {
+        gamma: "GAMMA_BLOCK = 16\n",
+        gamma2: builder("GammaMetadataBuilder", UTILS_MOD, "AttentionMetadataBuilder",
+                        f"    _cudagraph_support = {E}.UNIFORM_SINGLE_TOKEN_DECODE\n")},
+        [(gamma2, "GammaMetadataBuilder", "_cudagraph_support", None,
+          "UNIFORM_SINGLE_TOKEN_DECODE", "UNIFORM_SINGLE_TOKEN_DECODE", "moved", gamma)]))
     return s
 
 
@@ -441,10 +451,10 @@ def test_every_per_class_change_is_right(collected: tuple[Built, Path], figures)
             continue
         got = sorted(
             (r["file"], r["class_name"], r["attr"], r["before_attr"], r["before"], r["after"],
-             r["direction"])
+             r["direction"], r["before_file"])
             for r in _rows(db, "SELECT * FROM symbol_changes WHERE pr_id=?", pr[0]["id"])
         )
-        want = sorted(st.changes)
+        want = sorted(c if len(c) == 8 else (*c, None) for c in st.changes)
         checked += max(1, len(want))
         if got != want:
             wrong.append(f"{st.pr}: got {got}, want {want}")
@@ -489,7 +499,7 @@ def test_relations_have_the_right_type_and_direction(
         # a rename sets nothing: the next change points past it to the PR that set the value
         ("pr:110", "pr:103"): "modifies-declaration-of",
         ("pr:121", "pr:111"): "modifies-declaration-of",
-        ("pr:130", "pr:113"): "modifies-declaration-of",
+        ("pr:130", "pr:113"): "modifies-declaration-of",  # past #115's rename and #112's move
         # blame of a line no fix words or lowered level explain: lineage only, later -> earlier
         ("pr:123", "pr:101"): "follow-up-of",
         ("pr:109", "pr:108"): "modifies-declaration-of",

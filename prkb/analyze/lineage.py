@@ -84,6 +84,7 @@ class DeclEvent:
     direction: str
     before_attr: str | None
     attr_key: str
+    before_file: str | None = None
 
     @property
     def merged(self) -> bool:
@@ -103,6 +104,7 @@ class DeclEvent:
             "class": self.class_name,
             "attr": self.attr,
             "before_attr": self.before_attr,
+            "before_file": self.before_file,
             "before": self.before,
             "after": self.after,
             "direction": self.direction,
@@ -157,6 +159,7 @@ def declaration_events(
                 after=r["after"],
                 direction=r["direction"],
                 before_attr=r["before_attr"],
+                before_file=r["before_file"],
                 attr_key=attr_key(r["attr"], profile),
             )
         )
@@ -178,15 +181,16 @@ def _describe(e: DeclEvent) -> str:
 
 def previous_setters(events: list[DeclEvent]) -> list[tuple[DeclEvent, DeclEvent]]:
     """(change, the previous merged change that *set* the same class and attribute's value, by
-    another PR). A rename (new spelling or new level name, same value) modifies the declaration
-    but sets nothing: the change after it points past it to the PR that set the value."""
+    another PR). A rename (new spelling or new level name, same value) or a move to another
+    file modifies the declaration but sets nothing: the change after it points past it to the
+    PR that set the value."""
     pairs = []
     for chain in _chains(events).values():
         last: DeclEvent | None = None
         for e in chain:
             if last is not None and last.key != e.key:
                 pairs.append((e, last))
-            if e.merged and e.direction != "renamed":
+            if e.merged and e.direction not in ("renamed", "moved"):
                 last = e
     return pairs
 

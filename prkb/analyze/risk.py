@@ -15,7 +15,7 @@ PORTABLE = "portable"  # the profile platform code of code that runs on every pl
 def is_declaration_core(change: SymbolChange, profile: Profile) -> bool:
     """The profile's stated core rule for declaration changes (see ``[core_rule]``)."""
     prefixes = profile.core_rule.get("declaration_paths", [])
-    return any(change.file.startswith(p) for p in prefixes) and change.direction != "renamed"
+    return any(change.file.startswith(p) for p in prefixes) and change.sets_value
 
 
 @dataclass(frozen=True)

@@ -364,3 +364,55 @@ def diff_declarations(
         for m in sorted(bm - am):
             out.append(SymbolChange(path, cls, m, "overridden", None, "dynamic-removed"))
     return out
+
+
+def moved_declarations(
+    old_path: str,
+    path: str,
+    before: dict[str, ClassFacts] | None,
+    after: dict[str, ClassFacts] | None,
+    profile: Profile,
+) -> list[SymbolChange]:
+    """A file renamed with its classes: one ``moved`` entry per declaration that arrived with
+    the same value (what changed on the way is left to :func:`diff_declarations`)."""
+    out: list[SymbolChange] = []
+    family, methods = set(profile.family), set(profile.methods)
+    for cls, a in sorted((after or {}).items()):
+        b = (before or {}).get(cls)
+        if b is None:
+            continue
+        for attr in sorted(set(a.values) & set(b.values) & family):
+            if a.values[attr] == b.values[attr]:
+                out.append(SymbolChange(path, cls, attr, b.values[attr], a.values[attr], "moved",
+                                        before_file=old_path))
+        for m in sorted(a.methods & b.methods & methods):
+            out.append(SymbolChange(path, cls, m, "overridden", "overridden", "moved",
+                                    before_file=old_path))
+    return out
+
+
+def pair_moves(changes: list[SymbolChange]) -> list[SymbolChange]:
+    """A class that leaves one file and arrives in another in the same commit, with the same
+    value: one ``moved`` entry instead of a removal and an addition (which would read as a new
+    declaration, maybe a raise)."""
+    gone: dict[tuple[str, str], SymbolChange] = {}
+    for c in changes:
+        if c.direction in ("removed", "dynamic-removed"):
+            gone.setdefault((c.class_name.rsplit(".", 1)[-1], c.attr), c)
+    used: set[int] = set()
+    out: list[SymbolChange] = []
+    for c in changes:
+        r = gone.get((c.class_name.rsplit(".", 1)[-1], c.attr))
+        if (
+            c.direction in ("added", "dynamic-added")
+            and r is not None
+            and id(r) not in used
+            and r.file != c.file
+            and r.before == c.after
+        ):
+            used.add(id(r))
+            out.append(SymbolChange(c.file, c.class_name, c.attr, r.before, c.after, "moved",
+                                    before_file=r.file))
+            continue
+        out.append(c)
+    return [c for c in out if id(c) not in used]

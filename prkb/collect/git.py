@@ -32,6 +32,8 @@ from ..analyze.symbols import (
     ClassFacts,
     SourceError,
     diff_declarations,
+    moved_declarations,
+    pair_moves,
     parse_classes,
     parse_source,
 )
@@ -216,27 +218,30 @@ class DeclarationScan:
         return self._keys[blob]
 
     def _log(self, rng: list[str], paths: list[str]) -> list[tuple[str, list[RawChange]]]:
-        out = self.git.git(
-            "log", "--first-parent", "--diff-merges=first-parent", "--raw", "-z",
-            "--no-abbrev", "--format=%x01%H", *rng, "--", *paths,
+        """Commits (newest first) touching ``paths``, each with its raw changes to them. When
+        git cannot read an object on the way, the range is listed commit by commit and only
+        the commits that cannot be read are skipped, with a warning."""
+        r = self.git.run(
+            ["log", "--first-parent", "--diff-merges=first-parent", "--raw", "-z",
+             "--no-abbrev", "--format=%x01%H", *rng, "--", *paths],
+            check=False,
         )
+        if r.returncode == 0:
+            return [c for block in r.stdout.split("\x01") for c in _raw_block(block)]
+        self.warn(f"declaration scan: git log stopped ({_last(r.stderr)}); "
+                  "listing the rest commit by commit")
         commits: list[tuple[str, list[RawChange]]] = []
-        for block in out.split("\x01"):
-            head, _, rest = block.partition("\n")
-            if not head.strip("\0\n "):
+        for sha in self.git.git("rev-list", "--first-parent", *rng).split():
+            one = self.git.run(
+                ["diff-tree", "--root", "-r", "-m", "--first-parent", "--raw", "-z",
+                 "--no-abbrev", "--format=%x01%H", sha, "--", *paths],
+                check=False,
+            )
+            if one.returncode != 0:
+                self.warn(f"declaration scan: commit {sha[:12]} cannot be read "
+                          f"({_last(one.stderr)}); skipped")
                 continue
-            items = rest.split("\0")
-            raw: list[RawChange] = []
-            i = 0
-            while i < len(items):
-                meta = items[i].strip("\n")
-                if not meta.startswith(":"):
-                    i += 1
-                    continue
-                fields = meta[1:].split()
-                raw.append(RawChange(fields[4][0], fields[2], fields[3], items[i + 1], None))
-                i += 2
-            commits.append((head.strip("\0\n "), raw))
+            commits.extend(c for block in one.stdout.split("\x01") for c in _raw_block(block))
         return commits
 
     def changed(
@@ -256,9 +261,14 @@ class DeclarationScan:
                 order.setdefault(sha, n)
                 counted = False
                 for rc in raw:
-                    moved = self._renamed_to(sha, rc.path) if rc.status == "D" else []
+                    # a rename shows as one entry when both names are asked for, else as a
+                    # deletion whose new name the whole commit tells
+                    moved = (
+                        [rc] if rc.status == "R"
+                        else self._renamed_to(sha, rc.path) if rc.status == "D" else []
+                    )
                     todo |= {m.path for m in moved} - done - paths
-                    if sha in skip or rc.path not in done:
+                    if sha in skip or (rc.path not in done and (rc.old_path or "") not in done):
                         continue
                     if not counted:
                         self.commits += 1
@@ -267,7 +277,12 @@ class DeclarationScan:
                     pair = moved[0] if len(moved) == 1 else rc
                     kb = self._key(pair.old_sha, rc.path)
                     ka = self._key(pair.new_sha, pair.path)
-                    if kb is None or ka is None or kb == ka:
+                    if kb is None or ka is None:
+                        continue
+                    if pair.status == "R" and kb:  # declarations moved with their file
+                        found.setdefault(sha, set()).add(pair.path)
+                        continue
+                    if kb == ka:
                         continue
                     if self._declarations_differ(pair):
                         found.setdefault(sha, set()).add(pair.path)
@@ -298,6 +313,30 @@ class DeclarationScan:
             except SourceError:
                 return False
         return bool(diff_declarations(rc.path, sides[0], sides[1], self.profile))
+
+
+def _raw_block(block: str) -> list[tuple[str, list[RawChange]]]:
+    """One ``%x01%H`` block of ``--raw -z`` output: [(commit, its raw changes)] or []."""
+    head, _, rest = block.partition("\n")
+    if not head.strip("\0\n "):
+        return []
+    items = rest.split("\0")
+    raw: list[RawChange] = []
+    i = 0
+    while i < len(items):
+        meta = items[i].strip("\n")
+        if not meta.startswith(":"):
+            i += 1
+            continue
+        fields = meta[1:].split()
+        status = fields[4][0]
+        if status in "RC":  # a rename or copy: the old path, then the new one
+            raw.append(RawChange(status, fields[2], fields[3], items[i + 2], items[i + 1]))
+            i += 3
+            continue
+        raw.append(RawChange(status, fields[2], fields[3], items[i + 1], None))
+        i += 2
+    return [(head.strip("\0\n "), raw)]
 
 
 def _match_readable_files(
@@ -984,6 +1023,8 @@ def _mine_commit(run: _Run, sha: str, matched: set[str]) -> None:
             notes.append(f"{rc.path}: not analysed (object missing or unreadable)")
             continue
         found = diff_declarations(rc.path, before, after, profile) if (before or after) else []
+        if rc.status == "R" and rc.old_path:
+            found += moved_declarations(rc.old_path, rc.path, before, after, profile)
         changes.extend(found)
         if _holds_declarations(before) or _holds_declarations(after):
             decl_paths.update(p for p in (rc.path, rc.old_path) if p)
@@ -991,13 +1032,14 @@ def _mine_commit(run: _Run, sha: str, matched: set[str]) -> None:
             semantic.add(rc.path)
         # the members whose value changed (a renamed one did not), on the parent's side
         moved = {
-            (c.class_name, c.before_attr or c.attr) for c in found if c.direction != "renamed"
+            (c.class_name, c.before_attr or c.attr) for c in found if c.sets_value
         }
         moved |= _methods_rewritten(before, after)
         spans_before[rc.path] = (
             _family_lines(before, profile),
             _family_lines(before, profile, only=moved),
         )
+    changes = pair_moves(changes)
     patches = file_patch(git, parent, sha, watched)
     lineage_rows: list[dict[str, Any]] = []
     # the repository lists its formatting commits for blame to ignore: they have no lineage

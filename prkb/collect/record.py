@@ -236,7 +236,8 @@ _EXT_FIELDS: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {
     "symbol_changes": (
         ("file", "attr"),
         {"file": _STR, "class": _OPT_STR, "class_name": _OPT_STR, "attr": _STR,
-         "before": _OPT_STR, "after": _OPT_STR, "direction": _OPT_STR, "before_attr": _OPT_STR},
+         "before": _OPT_STR, "after": _OPT_STR, "direction": _OPT_STR, "before_attr": _OPT_STR,
+         "before_file": _OPT_STR},
     ),
     "findings": (
         ("rule",),

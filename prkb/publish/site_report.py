@@ -109,6 +109,16 @@ def _env(lang: str) -> jinja2.Environment:
         if d == "removed":
             return gettext("%(cls)s: %(attr)s removed, it was %(before)s (%(why)s)", cls=cls,
                            attr=attr, before=html_code(ch["before"]), why=why)
+        if d == "renamed" and not ch["before_attr"] and ch["before"] != ch["after"]:
+            return gettext(
+                "%(cls)s: %(attr)s keeps its level, whose old name %(before)s is now spelled "
+                "%(after)s (%(why)s)", cls=cls, attr=attr, before=html_code(ch["before"] or ""),
+                after=html_code(ch["after"] or ""), why=why)
+        if d == "moved":
+            return gettext(
+                "%(cls)s: %(attr)s moved from %(old)s with its class, value %(after)s (%(why)s)",
+                cls=cls, attr=attr, old=html_code(ch.get("before_file") or "-"),
+                after=html_code(ch["after"] or ""), why=why)
         if d == "renamed":
             return gettext("%(cls)s: %(old)s renamed to %(attr)s, value %(after)s (%(why)s)",
                            cls=cls, old=html_code(ch["before_attr"] or ch["attr"]), attr=attr,

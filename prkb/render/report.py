@@ -58,6 +58,7 @@ WHY_IN_A_WORD = {
     "dynamic-added": "run-time",
     "dynamic-removed": "static",
     "renamed": "rename",
+    "moved": "move",
     "changed": "changed",
 }
 
