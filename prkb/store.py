@@ -218,6 +218,15 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX IF NOT EXISTS prs_closed_at ON prs(closed_at);
         """,
     ),
+    (
+        "0005_builder_level_sets",
+        """
+        -- the levels a builder can report (a JSON list: branches of a conditional value, or
+        -- what an overriding support method returns) and the same with their conditions
+        ALTER TABLE builder_levels ADD COLUMN levels TEXT;
+        ALTER TABLE builder_levels ADD COLUMN level_text TEXT;
+        """,
+    ),
 ]
 
 

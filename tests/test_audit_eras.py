@@ -442,3 +442,125 @@ def test_builder_levels_rows_carry_the_set(tmp_path):
     assert row["level_text"] == (
         "UNIFORM_BATCH when cfg.fast; UNIFORM_SINGLE_TOKEN_DECODE when not cfg.fast"
     )
+
+
+# --- the set, stored and shown: collect git -> KB -> timeline, matrix history, report, site ----
+
+FI = "vllm/attn/backends/fi.py"
+
+
+def _fi(method: str | None) -> str:
+    body = "reorder_batch_threshold = 1\n"
+    if method is not None:
+        body += "\n@classmethod\ndef get_cudagraph_support(cls, cfg, spec):\n" + "\n".join(
+            "    " + ln for ln in method.splitlines()
+        )
+    return _builder("FlashInferMetadataBuilder", "UNIFORM_SINGLE_TOKEN_DECODE", body)
+
+
+@pytest.fixture()
+def dyn_kb(tmp_path: Path):
+    from prkb.collect.git import collect_git
+    from prkb.store import Store
+
+    r = GitRepoBuilder.init(tmp_path / "src")
+    r.commit(_tree({FI: _fi(None)}), "[Attention] FlashInfer builder (#1)")
+    r.commit({FI: _fi("if cfg.trt:\n    return CGSupport.UNIFORM_BATCH\n"
+                      "return cls._cudagraph_support")}, "[Perf] decide at run time (#2)")
+    # (a commit is mined when a changed line names the family, a watched method or a value
+    # marker: here the last return; a change to a condition line alone is not found)
+    r.commit({FI: _fi("if cfg.trt and cfg.heads <= 8:\n    return CGSupport.UNIFORM_BATCH\n"
+                      "return super().get_cudagraph_support(cfg, spec)")},
+             "[Bugfix] narrower (#3)")
+    r.commit({FI: _fi(None)}, "[Revert] static again (#4)")
+    db = tmp_path / "kb.sqlite"
+    store = Store(db)
+    warnings: list[str] = []
+    collect_git(store, str(r.path), P, quiet=True, warn=warnings.append)
+    assert warnings == []
+    return store, db
+
+
+WHEN = "UNIFORM_BATCH if cfg.trt; else cls._cudagraph_support"
+WHEN3 = "UNIFORM_BATCH if cfg.trt and cfg.heads <= 8; else super().get_cudagraph_support(cfg, spec)"
+
+
+def test_collected_override_changes_carry_the_returns(dyn_kb):
+    from prkb.kb import pr_facts
+
+    store, _ = dyn_kb
+    got = {
+        ref: [(c["attr"], c["before"], c["after"], c["direction"])
+              for c in pr_facts(store, ref)["symbol_changes"] if c["attr"] in P.methods]
+        for ref in ("2", "3", "4")
+    }
+    assert got == {
+        "2": [("get_cudagraph_support", None, WHEN, "dynamic-added")],
+        "3": [("get_cudagraph_support", WHEN, WHEN3, "dynamic-changed")],
+        "4": [("get_cudagraph_support", WHEN3, None, "dynamic-removed")],
+    }
+    (f,) = pr_facts(store, "2")["findings"]
+    assert f["class"] == "FlashInferMetadataBuilder"
+    assert "UNIFORM_BATCH (when cfg.trt)" in f["message_en"]
+    tags = {t["code"] for t in pr_facts(store, "3")["risk_tags"]}
+    assert "dynamic-support" in tags
+
+
+def test_matrix_history_and_timeline_show_the_set(dyn_kb, capsys):
+    from prkb.cli import main
+    from prkb.matrix import history_markdown, matrix_history
+
+    store, db = dyn_kb
+    hist = matrix_history(store)["builders"]["FlashInferMetadataBuilder"]["levels"]
+    texts = [(lv["pr_ref"], lv["dynamic"], lv["level_set"], lv["level_text"]) for lv in hist]
+    assert texts == [
+        ("1", False, ["UNIFORM_SINGLE_TOKEN_DECODE"], None),
+        ("2", True, ["UNIFORM_BATCH", "UNIFORM_SINGLE_TOKEN_DECODE"],
+         "UNIFORM_BATCH when cfg.trt; UNIFORM_SINGLE_TOKEN_DECODE when not cfg.trt"),
+        ("3", True, ["UNIFORM_BATCH", "UNIFORM_SINGLE_TOKEN_DECODE"],
+         "UNIFORM_BATCH when cfg.trt and cfg.heads <= 8; "
+         "UNIFORM_SINGLE_TOKEN_DECODE when not (cfg.trt and cfg.heads <= 8)"),
+        ("4", False, ["UNIFORM_SINGLE_TOKEN_DECODE"], None),
+    ]
+    text = history_markdown(matrix_history(store))
+    assert "(dynamic: UNIFORM_BATCH when cfg.trt; UNIFORM_SINGLE_TOKEN_DECODE" in text
+    assert main(["--db", str(db), "timeline", "FlashInferMetadataBuilder"]) == 0
+    out = capsys.readouterr().out
+    assert f"-> {WHEN} (dynamic-added)" in out
+    assert f"{WHEN} -> {WHEN3} (dynamic-changed)" in out
+    assert "(dynamic: UNIFORM_BATCH when cfg.trt;" in out
+    assert "overridden" not in out
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_report_shows_the_returns_of_the_override(dyn_kb, lang):
+    from prkb.render.report import render_report
+
+    store, _ = dyn_kb
+    added = render_report(store, "2", lang=lang, fmt="md", profile=P)
+    assert f"`{WHEN}`" in added and "overridden" not in added
+    changed = render_report(store, "3", lang=lang, fmt="md", profile=P)
+    assert f"`{WHEN}`" in changed and f"`{WHEN3}`" in changed
+    label = "run-time decision changed" if lang == "en" else "运行时决策变更"
+    assert label in changed
+    removed = render_report(store, "4", lang=lang, fmt="md", profile=P)
+    assert f"`{WHEN3}`" in removed
+
+
+def test_site_builder_runs_carry_the_set(dyn_kb):
+    from prkb.publish.site_gather import gather
+    from prkb.publish.site_macros import make_helpers
+
+    store, _ = dyn_kb
+    data = gather(store, P)
+    runs = data.builders["FlashInferMetadataBuilder"]["runs"]
+    assert [(r["dynamic"], r["level_text"]) for r in runs] == [
+        (False, None),
+        (True, "UNIFORM_BATCH when cfg.trt; UNIFORM_SINGLE_TOKEN_DECODE when not cfg.trt"),
+        (True, "UNIFORM_BATCH when cfg.trt and cfg.heads <= 8; "
+               "UNIFORM_SINGLE_TOKEN_DECODE when not (cfg.trt and cfg.heads <= 8)"),
+        (False, None),
+    ]
+    helpers = make_helpers(lambda s, **kw: s, lambda s, _kind: s)
+    badge = str(helpers["level_badge"](runs[1]))
+    assert "dynamic: UNIFORM_BATCH when cfg.trt;" in badge

@@ -97,7 +97,9 @@ def test_matrix_history_from_builder_levels(tmp_path, capsys):
         ]
         for sha, at, pr, cls, eff, dyn, ready in rows:
             store.conn.execute(
-                "INSERT INTO builder_levels VALUES ('o/r', ?, ?, ?, ?, 'f.py', ?, ?, ?, ?)",
+                "INSERT INTO builder_levels (repo, commit_sha, committed_at, pr_ref, class_name,"
+                " file, declared, effective, dynamic, spec_ready)"
+                " VALUES ('o/r', ?, ?, ?, ?, 'f.py', ?, ?, ?, ?)",
                 (sha, at, pr, cls, eff, eff, dyn, ready),
             )
         hist = matrix_history(store)

@@ -55,6 +55,7 @@ WHY_IN_A_WORD = {
     "removed": "inherited",
     "dynamic-added": "run-time",
     "dynamic-removed": "static",
+    "dynamic-changed": "run-time",
     "renamed": "rename",
     "changed": "changed",
 }
@@ -109,7 +110,7 @@ def _recommend(
         if any(c["after"] in flag_levels for c in raised):
             return "raised-consistent" if spec_ready else "raised-check"
         return "raised-add-test" if missing_tests else "raised"
-    if dirs & {"dynamic-added", "dynamic-removed"}:
+    if dirs & {"dynamic-added", "dynamic-removed", "dynamic-changed"}:
         return "dynamic"
     if "removed" in dirs:
         return "removed"

@@ -434,7 +434,7 @@ def findings_for(builder: BuilderInfo, profile: Profile, commit: str | None) -> 
     level_zh = " / ".join(f"{lv}（条件：{when}）" if when else lv for lv, when in alts)
     if builder.decided_by is not None:
         method = "/".join(profile.methods)
-        origin = f"as {method}() of {builder.decided_by} returns"
+        origin = f"returned by {method}() of {builder.decided_by}"
         origin_zh = f"由 {builder.decided_by} 的 {method}() 返回"
     elif builder.declared_in == builder.class_name:
         origin, origin_zh = "declared here", "在本类中声明"
