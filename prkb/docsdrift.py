@@ -289,8 +289,9 @@ def check_drift(
                 target.append({
                     "row": row.name, "line": row.line, "class": cls, "file": b.file,
                     "documented": row.level_text or "(empty)",
-                    "code": b.effective if not b.condition else
-                    f"{' or '.join(code_levels)} (if {b.condition})",
+                    "code": b.level_text() if b.decided_by is not None
+                    else b.effective if not b.condition
+                    else f"{' or '.join(code_levels)} (if {b.condition})",
                     "dynamic": b.dynamic,
                 })
     # subclasses that inherit a documented builder's value are covered by its row

@@ -234,6 +234,13 @@ def _write(
     return pr_id
 
 
+def _level_list(value: Any) -> str | None:
+    """The stored form of a row's ``levels``: a JSON list of strings (None when absent)."""
+    if not isinstance(value, list):
+        return None
+    return json.dumps([str(v) for v in value], ensure_ascii=False)
+
+
 def _write_levels(
     conn: sqlite3.Connection, repo: str, ref: str, rec: dict[str, Any], levels: list[Any]
 ) -> None:
@@ -244,7 +251,8 @@ def _write_levels(
     conn.execute("DELETE FROM builder_levels WHERE repo=? AND commit_sha=?", (repo, sha))
     conn.executemany(
         "INSERT OR REPLACE INTO builder_levels(repo, commit_sha, committed_at, pr_ref, class_name,"
-        " file, declared, effective, dynamic, spec_ready) VALUES (?,?,?,?,?,?,?,?,?,?)",
+        " file, declared, effective, dynamic, spec_ready, levels, level_text)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
         [
             (
                 repo,
@@ -257,6 +265,8 @@ def _write_levels(
                 b.get("effective"),
                 int(bool(b.get("dynamic"))),
                 None if b.get("spec_ready") is None else int(bool(b.get("spec_ready"))),
+                _level_list(b.get("levels")),
+                None if b.get("level_text") is None else str(b.get("level_text")),
             )
             for b in levels
         ],

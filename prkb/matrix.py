@@ -9,6 +9,7 @@ for the site's matrix page.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from .analyze.audit import AuditResult, BuilderInfo
@@ -67,6 +68,7 @@ def matrix_rows(
                 "declared": b.declared,
                 "effective": b.effective,
                 "levels": b.levels,
+                "level_text": b.level_text() if b.dynamic else None,
                 "declared_in": b.declared_in,
                 "dynamic": b.dynamic,
                 "condition": b.condition,
@@ -108,8 +110,9 @@ def to_markdown(rows: list[dict[str, Any]], profile: Profile, rev: str = "") -> 
     out.append("| " + " | ".join(head) + " |")
     out.append("| " + " | ".join(":---" for _ in head) + " |")
     for r in rows:
-        if r["levels"] and len(r["levels"]) == 1:
-            level = _code(r["levels"][0])
+        if r["levels"] and (len(r["levels"]) == 1 or r["level_text"]):
+            # one level, or the set a conditional value or an overriding method can give
+            level = " / ".join(_code(lv) for lv in r["levels"])
         else:
             level = _code(r["effective"])
         dyn = "yes" if r["dynamic"] else "no"
@@ -130,10 +133,12 @@ def matrix_history(store: Store, repo: str | None = None) -> dict[str, Any]:
 
     ``{"commits": [{"sha", "committed_at", "pr_ref"}], "builders": {class: {"files": [...],
     "levels": [{"commit_sha", "committed_at", "pr_ref", "file", "declared", "effective",
-    "dynamic", "spec_ready"}]}}}``
+    "dynamic", "spec_ready", "level_set", "level_text"}]}}}``: ``level_set`` is the list of
+    levels the builder could report (None for rows stored before prkb kept it),
+    ``level_text`` the same with conditions when the level is dynamic.
     """
     sql = """SELECT repo, commit_sha, committed_at, pr_ref, class_name, file, declared,
-                    effective, dynamic, spec_ready FROM builder_levels"""
+                    effective, dynamic, spec_ready, levels, level_text FROM builder_levels"""
     params: tuple[Any, ...] = ()
     if repo:
         sql += " WHERE repo = ?"
@@ -160,9 +165,31 @@ def matrix_history(store: Store, repo: str | None = None) -> dict[str, Any]:
                 "effective": row["effective"],
                 "dynamic": bool(row["dynamic"]),
                 "spec_ready": None if row["spec_ready"] is None else bool(row["spec_ready"]),
+                "level_set": _level_set(row["levels"]),
+                "level_text": row["level_text"],
             }
         )
     return {"commits": list(commits.values()), "builders": builders}
+
+
+def _level_set(text: str | None) -> list[str] | None:
+    if not text:
+        return None
+    try:
+        got = json.loads(text)
+    except ValueError:
+        return None
+    return [str(x) for x in got] if isinstance(got, list) else None
+
+
+def reading_text(lv: dict[str, Any]) -> str:
+    """A stored reading as one line: the effective value, or for a dynamic builder the levels
+    it can report with their conditions (older rows without them: ``(dynamic)``)."""
+    if lv.get("dynamic"):
+        if lv.get("level_text"):
+            return f"{lv['effective']} (dynamic: {lv['level_text']})"
+        return f"{lv['effective']} (dynamic)"
+    return str(lv["effective"])
 
 
 def history_markdown(history: dict[str, Any]) -> str:
@@ -173,13 +200,13 @@ def history_markdown(history: dict[str, Any]) -> str:
         lines.append(f"{cls}:")
         last = None
         for lv in levels:
-            cur = (lv["effective"], lv["dynamic"], lv["spec_ready"])
+            cur = (lv["effective"], lv["dynamic"], lv.get("level_text"), lv["spec_ready"])
             if cur == last:
                 continue
             last = cur
             pr = f" {lv['pr_ref']}" if lv["pr_ref"] else ""
             lines.append(
-                f"  {lv['committed_at'][:10]} {lv['commit_sha'][:10]}{pr}: {lv['effective']}"
-                f"{' (dynamic)' if lv['dynamic'] else ''} spec={spec_label(lv['spec_ready'])}"
+                f"  {lv['committed_at'][:10]} {lv['commit_sha'][:10]}{pr}: {reading_text(lv)}"
+                f" spec={spec_label(lv['spec_ready'])}"
             )
     return "\n".join(lines) + ("\n" if lines else "")

@@ -20,8 +20,10 @@ class FileChange:
 class SymbolChange:
     """One (file, class, attribute) whose declared value differs between before and after.
 
-    ``attr`` is a family spelling, or a method name for dynamic-support changes (then
-    ``before``/``after`` are ``"overridden"`` or None).
+    ``attr`` is a family spelling, or a method name for dynamic-support changes: then
+    ``before``/``after`` are what the overriding method can return, with conditions
+    (``UNIFORM_BATCH if c; else NEVER``), or None where it is not overridden (``"overridden"``
+    when only a patch was read, not the method's body).
     """
 
     file: str
@@ -31,7 +33,7 @@ class SymbolChange:
     after: str | None
     direction: (
         str  # added, removed, raised, lowered, changed, renamed, moved, dynamic-added,
-        # dynamic-removed
+        # dynamic-changed, dynamic-removed
     )
     before_attr: str | None = None  # the spelling on the before side when renamed
     before_file: str | None = None  # the file the class was in before, when it moved

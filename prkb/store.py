@@ -219,7 +219,16 @@ MIGRATIONS: list[tuple[str, str]] = [
         """,
     ),
     (
-        "0005_symbol_moves",
+        "0005_builder_level_sets",
+        """
+        -- the levels a builder can report (a JSON list: branches of a conditional value, or
+        -- what an overriding support method returns) and the same with their conditions
+        ALTER TABLE builder_levels ADD COLUMN levels TEXT;
+        ALTER TABLE builder_levels ADD COLUMN level_text TEXT;
+        """,
+    ),
+    (
+        "0006_symbol_moves",
         """
         -- a class that moved to another file keeps its value: the file it left
         ALTER TABLE symbol_changes ADD COLUMN before_file TEXT;

@@ -262,8 +262,8 @@ def history() -> list[Step]:
                      .replace("cls._cudagraph_support", "cls.cudagraph_support"))},
         [(ALPHA, "AlphaMetadataBuilder", "cudagraph_support", None, "ALWAYS", "UNIFORM_BATCH",
           "lowered"),
-         (ALPHA, "AlphaMetadataBuilder", "get_cudagraph_support", None, None, "overridden",
-          "dynamic-added")]))
+         (ALPHA, "AlphaMetadataBuilder", "get_cudagraph_support", None, None,
+          "NEVER if config.use_sliding_window; else cls.cudagraph_support", "dynamic-added")]))
     add(Step(115, "[Core] the underscore spelling and a dynamic base", {
         UTILS: utils(f"    _cudagraph_support: ClassVar[{E}] = {E}.NEVER", imports_sorted=True,
                      dynamic=True),
@@ -273,8 +273,8 @@ def history() -> list[Step]:
         FLASH2: flash(["if flash_version() == 3"], attr="_cudagraph_support")},
         [(UTILS, "AttentionMetadataBuilder", "_cudagraph_support", "cudagraph_support",
           "NEVER", "NEVER", "renamed"),
-         (UTILS, "AttentionMetadataBuilder", "get_cudagraph_support", None, None, "overridden",
-          "dynamic-added"),
+         (UTILS, "AttentionMetadataBuilder", "get_cudagraph_support", None, None,
+          "cls._cudagraph_support", "dynamic-added"),
          (ALPHA, "AlphaMetadataBuilder", "_cudagraph_support", "cudagraph_support",
           "UNIFORM_BATCH", "UNIFORM_BATCH", "renamed"),
          (CUT, "CutlassLikeMetadataBuilder", "_cudagraph_support", "cudagraph_support",
@@ -287,8 +287,12 @@ def history() -> list[Step]:
         [(TRI, "TritonLikeMLAMetadataBuilder", "_cudagraph_support", None, None,
           "UNIFORM_BATCH", "added")],
         new_findings=["TritonLikeMLAMetadataBuilder"]))
+    # class 6: the conditions of the override change, on a line that names nothing
     add(Step(117, "[Alpha] sliding window test of the override", {
-        ALPHA: alpha(ALPHA_DYN_V2)}, [], kept=False))
+        ALPHA: alpha(ALPHA_DYN_V2)},
+        [(ALPHA, "AlphaMetadataBuilder", "get_cudagraph_support", None,
+          "NEVER if config.use_sliding_window; else cls._cudagraph_support",
+          "NEVER if config.window_size > 0; else cls._cudagraph_support", "dynamic-changed")]))
     add(Step(118, "[Bugfix][ROCm] Triton-like MLA: single-token decode only", {
         TRI: triton("UNIFORM_SINGLE_TOKEN_DECODE")},
         [(TRI, "TritonLikeMLAMetadataBuilder", "_cudagraph_support", None, "UNIFORM_BATCH",
@@ -335,10 +339,11 @@ def history() -> list[Step]:
         ALPHA: alpha(ALPHA_DYN_V3.replace(f"= {E}.UNIFORM_BATCH", f"= {E}.ALWAYS"),
                      cls="AlphaAttnMetadataBuilder")},
         [(ALPHA, "AlphaAttnMetadataBuilder", "_cudagraph_support", None, None, "ALWAYS", "added"),
-         (ALPHA, "AlphaAttnMetadataBuilder", "get_cudagraph_support", None, None, "overridden",
-          "dynamic-added"),
+         (ALPHA, "AlphaAttnMetadataBuilder", "get_cudagraph_support", None, None,
+          "NEVER if config.window_size > 0; else cls._cudagraph_support", "dynamic-added"),
          (ALPHA, "AlphaMetadataBuilder", "_cudagraph_support", None, "ALWAYS", None, "removed"),
-         (ALPHA, "AlphaMetadataBuilder", "get_cudagraph_support", None, "overridden", None,
+         (ALPHA, "AlphaMetadataBuilder", "get_cudagraph_support", None,
+          "NEVER if config.window_size > 0; else cls._cudagraph_support", None,
           "dynamic-removed")]))
     add(Step(128, "[Docs] explain the levels", {
         "docs/levels.md": "`_cudagraph_support` says how much can be captured.\n"}, kept=False))

@@ -234,7 +234,8 @@ def test_builder_levels_rows_shape(mla_repo, profile):
     row = next(x for x in rows if x["class"] == "TritonMLAMetadataBuilder")
     assert row == {"class": "TritonMLAMetadataBuilder", "file": TRITON,
                    "declared": "UNIFORM_BATCH", "effective": "UNIFORM_BATCH",
-                   "dynamic": False, "spec_ready": False}
+                   "dynamic": False, "levels": ["UNIFORM_BATCH"], "level_text": None,
+                   "spec_ready": False}
 
 
 def test_cli_audit_exit_codes_and_json(mla_repo, capsys):

@@ -263,7 +263,8 @@ def test_conditional_value_dynamic_override_and_sha_key(history, tmp_path):
     )
     assert "dynamic-support" in [t["code"] for t in cond["risk_tags"]]
     assert changes(store, "104") == [
-        ("FlashInferMetadataBuilder", "get_cudagraph_support", None, "overridden", "dynamic-added")
+        ("FlashInferMetadataBuilder", "get_cudagraph_support", None, "UNIFORM_BATCH",
+         "dynamic-added")
     ]
 
 

@@ -117,6 +117,7 @@ def test_patch_analysis_gives_per_class_facts_and_tags(tmp_path):
             "after": "ALWAYS",
             "direction": "raised",
             "before_attr": None,
+            "before_file": None,
         }
     ]
     codes = [t["code"] for t in facts["risk_tags"]]

@@ -71,8 +71,9 @@ def test_matrix_markdown_is_a_docs_table_with_last_pr(repo, tmp_path, capsys):
                 (str(number), number, merged),
             )
             store.conn.execute(
-                "INSERT INTO symbol_changes VALUES (?, 0, 'f.py', 'TritonMLAMetadataBuilder',"
-                " '_cudagraph_support', NULL, ?, 'added', NULL)",
+                "INSERT INTO symbol_changes (pr_id, seq, file, class_name, attr, before, after,"
+                " direction) VALUES (?, 0, 'f.py', 'TritonMLAMetadataBuilder',"
+                " '_cudagraph_support', NULL, ?, 'added')",
                 (cur.lastrowid, level),
             )
     assert main(["--db", str(db), "matrix", str(repo.path)]) == 0
@@ -97,7 +98,9 @@ def test_matrix_history_from_builder_levels(tmp_path, capsys):
         ]
         for sha, at, pr, cls, eff, dyn, ready in rows:
             store.conn.execute(
-                "INSERT INTO builder_levels VALUES ('o/r', ?, ?, ?, ?, 'f.py', ?, ?, ?, ?)",
+                "INSERT INTO builder_levels (repo, commit_sha, committed_at, pr_ref, class_name,"
+                " file, declared, effective, dynamic, spec_ready)"
+                " VALUES ('o/r', ?, ?, ?, ?, 'f.py', ?, ?, ?, ?)",
                 (sha, at, pr, cls, eff, eff, dyn, ready),
             )
         hist = matrix_history(store)

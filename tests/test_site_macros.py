@@ -31,14 +31,17 @@ def _macros(lang: str) -> tuple[Any, Any]:
 @given(value=MAYBE, level=MAYBE, rank=st.one_of(st.none(), st.integers(0, 4)),
        dynamic=st.booleans(), label=HOSTILE, slug=MAYBE, state=HOSTILE,
        direction=st.sampled_from(["raised", "lowered", "added", "removed", "dynamic-added",
-                                  "<b>x</b>"]))
+                                  "dynamic-changed", "<b>x</b>"]),
+       level_text=MAYBE)
 def test_python_helpers_match_the_macros(
     lang: str, value: str | None, level: str | None, rank: int | None, dynamic: bool,
-    label: str, slug: str | None, state: str, direction: str,
+    label: str, slug: str | None, state: str, direction: str, level_text: str | None,
 ) -> None:
     env, m = _macros(lang)
     g = env.globals
     run = {"value": value, "level": level, "rank": rank, "dynamic": dynamic}
+    assert str(g["level_badge"](run, {})) == str(m.level_badge(run, {}))
+    run["level_text"] = level_text
     assert str(g["level_badge"](run, {})) == str(m.level_badge(run, {}))
     assert str(g["level_badge"](None, {})) == str(m.level_badge(None, {}))
     p = {"slug": slug, "label": label}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from prkb.analyze.diff import changes_from_patch, trim_patch
-from prkb.analyze.symbols import SourceError, diff_declarations, parse_classes
+from prkb.analyze.symbols import SourceError, diff_declarations, parse_classes, support_text
 from prkb.profile import load_profile
 
 P = load_profile()
@@ -124,3 +124,142 @@ def test_trim_keeps_only_symbol_lines_and_their_class():
         "-    _cudagraph_support = X.NEVER",
         "+    _cudagraph_support = X.ALWAYS",
     ]
+
+
+# --- what an overriding get_cudagraph_support can return -------------------------------------
+
+METHOD_SHAPES = {
+    "single": ("return AttentionCGSupport.UNIFORM_BATCH", "UNIFORM_BATCH"),
+    "if_else": (
+        "if cfg.trt:\n    return AttentionCGSupport.UNIFORM_BATCH\n"
+        "else:\n    return AttentionCGSupport.UNIFORM_SINGLE_TOKEN_DECODE",
+        "UNIFORM_BATCH if cfg.trt; else UNIFORM_SINGLE_TOKEN_DECODE",
+    ),
+    "early": (
+        "if cfg.enc_dec and version() == 2:\n    log('off')\n    return AttentionCGSupport.NEVER\n"
+        "return cls._cudagraph_support",
+        "NEVER if cfg.enc_dec and version() == 2; else cls._cudagraph_support",
+    ),
+    "nested": (
+        "if cfg.a:\n    if cfg.b == 1:\n        return AttentionCGSupport.ALWAYS\n"
+        "    return AttentionCGSupport.UNIFORM_BATCH\nreturn AttentionCGSupport.NEVER",
+        "ALWAYS if cfg.a and cfg.b == 1; UNIFORM_BATCH if cfg.a and cfg.b != 1; else NEVER",
+    ),
+    "class_attr": ("del cfg\nreturn cls._cudagraph_support", "cls._cudagraph_support"),
+    "super": (
+        "if cfg.local:\n    return AttentionCGSupport.NEVER\n"
+        "return super().get_cudagraph_support(cfg)",
+        "NEVER if cfg.local; else super().get_cudagraph_support(cfg)",
+    ),
+    "ifexp": (
+        "return AttentionCGSupport.UNIFORM_BATCH if cfg.trt else cls.cudagraph_support",
+        "UNIFORM_BATCH if cfg.trt; else cls.cudagraph_support",
+    ),
+    "raise": (
+        "if cfg.bad:\n    raise ValueError(cfg)\nreturn AttentionCGSupport.ALWAYS",
+        "ALWAYS if not cfg.bad",
+    ),
+}
+
+
+def _with_method(body: str) -> str:
+    inner = "\n".join("        " + ln for ln in body.splitlines())
+    return (
+        "class Dyn(Base):\n"
+        "    _cudagraph_support = AttentionCGSupport.UNIFORM_SINGLE_TOKEN_DECODE\n\n"
+        "    @classmethod\n"
+        f"    def get_cudagraph_support(cls, cfg):\n{inner}\n"
+    )
+
+
+@pytest.mark.parametrize("shape", sorted(METHOD_SHAPES))
+def test_override_returns_are_read_with_their_conditions(shape):
+    body, text = METHOD_SHAPES[shape]
+    facts = parse_classes(_with_method(body), P)["Dyn"]
+    returns = facts.support["get_cudagraph_support"]
+    assert support_text(returns) == text
+    (change,) = diff_declarations("f.py", {}, {"Dyn": facts}, P)[-1:]
+    assert (change.attr, change.before, change.after, change.direction) == (
+        "get_cudagraph_support", None, text, "dynamic-added"
+    )
+
+
+def test_override_return_kinds():
+    kinds = {
+        shape: [(r.kind, r.when, r.otherwise) for r in parse_classes(
+            _with_method(body), P)["Dyn"].support["get_cudagraph_support"]]
+        for shape, (body, _) in METHOD_SHAPES.items()
+    }
+    assert kinds["single"] == [("level", (), False)]
+    assert kinds["early"] == [
+        ("level", ("cfg.enc_dec and version() == 2",), False),
+        ("declared", ("not (cfg.enc_dec and version() == 2)",), True),
+    ]
+    assert kinds["nested"] == [
+        ("level", ("cfg.a", "cfg.b == 1"), False),
+        ("level", ("cfg.a", "cfg.b != 1"), False),
+        ("level", ("not cfg.a",), True),
+    ]
+    assert kinds["super"][1] == ("super", ("not cfg.local",), True)
+    assert kinds["ifexp"] == [("level", ("cfg.trt",), False),
+                              ("declared", ("not cfg.trt",), True)]
+
+
+def test_override_changes_are_dynamic_changed_with_both_texts():
+    before = parse_classes(_with_method(METHOD_SHAPES["single"][0]), P)
+    after = parse_classes(_with_method(METHOD_SHAPES["if_else"][0]), P)
+    (c,) = diff_declarations("f.py", before, after, P)
+    assert (c.attr, c.before, c.after, c.direction) == (
+        "get_cudagraph_support", "UNIFORM_BATCH",
+        "UNIFORM_BATCH if cfg.trt; else UNIFORM_SINGLE_TOKEN_DECODE", "dynamic-changed",
+    )
+    # a reformatted body with the same returns and conditions is no change
+    same = parse_classes(_with_method(
+        "if (cfg.trt):\n    return (AttentionCGSupport.UNIFORM_BATCH)\n"
+        "return AttentionCGSupport.UNIFORM_SINGLE_TOKEN_DECODE"
+    ), P)
+    assert diff_declarations("f.py", after, same, P) == []
+    static = (
+        "class Dyn(Base):\n"
+        "    _cudagraph_support = AttentionCGSupport.UNIFORM_SINGLE_TOKEN_DECODE\n"
+    )
+    (gone,) = diff_declarations("f.py", after, parse_classes(static, P), P)
+    assert (gone.before, gone.after, gone.direction) == (
+        "UNIFORM_BATCH if cfg.trt; else UNIFORM_SINGLE_TOKEN_DECODE", None, "dynamic-removed"
+    )
+
+
+def test_threshold_settings_of_init_are_recorded_in_order():
+    src = (
+        "class B(Base):\n"
+        "    reorder_batch_threshold: ClassVar[int] = 1\n"
+        "    spec_ok = False\n\n"
+        "    def __init__(self, cfg):\n"
+        "        super().__init__(cfg)\n"
+        "        start = 1\n"
+        "        if cfg.big:\n"
+        "            start = 64\n"
+        "        self._init_reorder_batch_threshold(start, supports_spec_as_decode=self.spec_ok)\n"
+        "        self.reorder_batch_threshold += self.num_speculative_tokens\n"
+        "        if cfg.dcp:\n"
+        "            self.reorder_batch_threshold = 1\n\n"
+        "    def later(self):\n"
+        "        self._init_reorder_batch_threshold(2)\n"
+    )
+    facts = parse_classes(src, P, extra_attrs=("reorder_batch_threshold",),
+                          calls=("_init_reorder_batch_threshold",),
+                          threshold_attrs=("reorder_batch_threshold",))["B"]
+    assert facts.values["reorder_batch_threshold"] == "1"
+    assert facts.consts == {"reorder_batch_threshold": "1", "spec_ok": "False"}
+    assert facts.init_calls_super is True
+    got = [(t.kind, t.value, t.op, t.conditional) for t in facts.threshold]
+    assert got == [
+        ("call", "start", None, False),
+        ("augassign", "self.num_speculative_tokens", "+", False),
+        ("assign", "1", None, True),
+        ("call", "2", None, False),
+    ]
+    call = facts.threshold[0]
+    assert call.call is not None
+    assert call.call.keywords == {"supports_spec_as_decode": "self.spec_ok"}
+    assert dict(call.bound) == {"start": "(64) if __if__ else (1)"}

@@ -3,8 +3,11 @@
 For each metadata builder (a class below an ``audit.builder_bases`` class, resolved across
 modules) it computes the effective level (first declaration along the MRO, else the profile
 default), whether the level is dynamic (an overridden ``profile.methods`` method, or a
-conditional value), and the spec-decode readiness decided by the profile's rule module; the rule
-module turns inconsistent builders into findings.
+conditional value), the levels the builder can report with the condition of each (the branches
+of a conditional value, or what the nearest overriding method can return: a ``return`` of the
+family attribute stands for the declared level, ``return super()...`` for the parent's), and
+the spec-decode readiness decided by the profile's rule module; the rule module turns
+inconsistent builders into findings.
 
 :class:`AuditCache` keeps parsed facts by blob sha, so auditing many revisions of one repository
 costs one ``git ls-tree`` plus parsing the few blobs that changed.
@@ -27,7 +30,14 @@ from ..gitobj import GitRepo, TreeEntry
 from ..models import Finding
 from ..profile import Profile
 from .hierarchy import ClassRef, Hierarchy, ModuleFacts, module_name, read_imports
-from .symbols import SourceError, parse_classes, parse_source
+from .symbols import (
+    SourceError,
+    SupportReturn,
+    negate,
+    parse_classes,
+    parse_source,
+    support_text,
+)
 
 Warn = Callable[[str], None]
 
@@ -49,12 +59,23 @@ class BuilderInfo:
     dynamic: bool
     dynamic_reason: str | None
     condition: str | None  # the test of a conditional value
-    levels: list[str]  # plain levels the effective value can take (branches of a conditional)
+    levels: list[str]  # plain levels the builder can report (value branches, method returns)
     is_mla: bool
     spec_ready: bool | None
     spec_reason: str
     bases: list[str] = field(default_factory=list)
     ancestors: list[str] = field(default_factory=list)
+    # each level with the condition under which the builder reports it (None: always)
+    alternatives: list[tuple[str, str | None]] = field(default_factory=list)
+    decided_by: str | None = None  # class whose overriding method decides the level
+    support: str | None = None  # that method's returns as one line, with conditions
+
+    def level_text(self) -> str:
+        """The levels with their conditions (``A when c; B when d``), or the effective value
+        when no level could be read."""
+        if not self.alternatives:
+            return self.effective
+        return alternatives_text(self.alternatives)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -70,6 +91,9 @@ class BuilderInfo:
             "dynamic": self.dynamic,
             "dynamic_reason": self.dynamic_reason,
             "condition": self.condition,
+            "alternatives": [{"level": lv, "when": when} for lv, when in self.alternatives],
+            "decided_by": self.decided_by,
+            "support": self.support,
             "is_mla": self.is_mla,
             "spec_ready": self.spec_ready,
             "spec_reason": self.spec_reason,
@@ -117,6 +141,8 @@ def builder_levels_rows(result: AuditResult) -> list[dict[str, Any]]:
             "declared": b.declared,
             "effective": b.effective,
             "dynamic": b.dynamic,
+            "levels": list(b.levels),
+            "level_text": b.level_text() if b.dynamic else None,
             "spec_ready": b.spec_ready,
         }
         for b in result.builders
@@ -158,6 +184,105 @@ def value_levels(text: str, profile: Profile) -> tuple[list[str], str | None]:
     return levels, ("; ".join(conds) if conds else None)
 
 
+def value_alternatives(text: str, profile: Profile) -> list[tuple[str, str | None]]:
+    """Each plain level a value can take, with the condition that selects it.
+
+    ``"E.ALWAYS if v == 3 else E.UNIFORM_BATCH"`` -> [("ALWAYS", "v == 3"),
+    ("UNIFORM_BATCH", "v != 3")]. Unknown expressions give nothing.
+    """
+    if text in profile.levels:
+        return [(text, None)]
+    src = text.replace("<unset>", "__unset__").replace("<inherited>", "__inherited__")
+    try:
+        node = ast.parse(src, mode="eval").body
+    except SyntaxError:
+        return []
+    out: list[tuple[str, str | None]] = []
+
+    def walk(n: ast.expr, conds: list[str]) -> None:
+        if isinstance(n, ast.IfExp):
+            walk(n.body, [*conds, " ".join(ast.unparse(n.test).split())])
+            walk(n.orelse, [*conds, negate(n.test)])
+            return
+        name = n.attr if isinstance(n, ast.Attribute) else n.id if isinstance(n, ast.Name) else None
+        if name is not None:
+            lv = profile.normalize_level(name)
+            if lv in profile.levels:
+                out.append((lv, " and ".join(conds) or None))
+
+    walk(node, [])
+    return out
+
+
+def _and(a: str | None, b: str | None) -> str | None:
+    return a if not b else b if not a else f"{a} and {b}"
+
+
+def alternatives_text(alts: list[tuple[str, str | None]]) -> str:
+    """``A when c; B when d`` (a level without a condition stands alone)."""
+    return "; ".join(f"{lv} when {when}" if when else lv for lv, when in alts)
+
+
+def method_alternatives(
+    hier: Hierarchy,
+    mro: list[ClassRef],
+    start: int,
+    method: str,
+    effective: str,
+    profile: Profile,
+) -> tuple[list[tuple[str, str | None]], list[str], str]:
+    """What the override of ``method`` in ``mro[start]`` makes the builder report.
+
+    Returns (alternatives, the returns prkb cannot read as levels, the method's returns as
+    one line with ``return cls.<attr>`` and ``super()`` replaced by what they stand for).
+    ``effective`` is the builder's declared or inherited value: what ``cls.<attr>`` reads is
+    the attribute of the builder's own class, not of the class that defines the method.
+    """
+    declared = value_alternatives(effective, profile)
+    declared_text = alternatives_text(declared) if declared else effective
+    facts = hier.facts(mro[start])
+    returns = facts.support.get(method) if facts is not None else None
+    if not returns:
+        return [], ["a body prkb did not read"], "unknown"
+    alts: list[tuple[str, str | None]] = []
+    unknown: list[str] = []
+    shown: list[SupportReturn] = []
+    for r in returns:
+        when = " and ".join(r.when) or None
+        text = r.value
+        if r.kind == "level":
+            got: list[tuple[str, str | None]] = [(r.value, None)]
+        elif r.kind == "declared":
+            got, text = declared, declared_text
+            if not declared:
+                unknown.append(effective)
+        elif r.kind == "super":
+            nxt = next(
+                (
+                    i
+                    for i in range(start + 1, len(mro))
+                    if method in getattr(hier.facts(mro[i]), "support", {})
+                ),
+                None,
+            )
+            if nxt is None:
+                got, text = declared, declared_text
+                if not declared:
+                    unknown.append(effective)
+            else:
+                got, bad, text = method_alternatives(hier, mro, nxt, method, effective, profile)
+                unknown.extend(bad)
+        else:
+            got = value_alternatives(r.value, profile)
+            if not got:
+                unknown.append(r.value)
+        alts.extend((lv, _and(when, c)) for lv, c in got)
+        if len(returns) > 1 and text != r.value and (";" in text or " when " in text):
+            text = f"({text})"
+        shown.append(replace(r, value=text))
+    return alts, unknown, support_text(shown)
+
+
 # --- cache ----------------------------------------------------------------------------------
 
 
@@ -184,6 +309,13 @@ def _rule_module(profile: Profile) -> ModuleType | None:
 _RELEVANCE: dict[int, re.Pattern[str] | None] = {}
 
 
+def _extra_attrs(profile: Profile) -> tuple[str, ...]:
+    """Class-body attributes the audit reads besides the family: the query-length attribute
+    and the decode threshold."""
+    keys = ("query_len_attr", "threshold_attr")
+    return tuple(str(profile.audit[k]) for k in keys if profile.audit.get(k))
+
+
 def _relevance_regex(profile: Profile) -> re.Pattern[str] | None:
     """A second, cheap text filter: a file is parsed only when a marker appears in a class
     header (``class X(...Marker...)``, possibly over several lines), a class-body assignment
@@ -201,7 +333,7 @@ def _relevance_regex(profile: Profile) -> re.Pattern[str] | None:
     if not markers:
         _RELEVANCE[key] = None
         return None
-    attrs = [*profile.family, *[str(a) for a in [audit.get("query_len_attr")] if a]]
+    attrs = [*profile.family, *_extra_attrs(profile)]
     builder_m = str(audit.get("backend_builder_method", "get_builder_cls"))
     alt = "|".join(re.escape(m) for m in markers)
     attr_alt = "|".join(re.escape(a) for a in attrs)
@@ -232,8 +364,9 @@ def _load_modules(
     scan = [str(p) for p in audit.get("scan_paths", [])] or None
     markers = [str(m) for m in audit.get("file_markers", [])]
     glob = profile.raw.get("profile", {}).get("python_glob", "*.py")
-    extra = tuple(str(a) for a in [audit.get("query_len_attr")] if a)
+    extra = _extra_attrs(profile)
     calls = tuple(str(c) for c in [audit.get("reorder_call")] if c)
+    thresholds = tuple(str(a) for a in [audit.get("threshold_attr")] if a)
     relevant = _relevance_regex(profile)
     out: dict[str, ModuleFacts] = {}
     if entries is None:
@@ -263,7 +396,7 @@ def _load_modules(
         try:
             tree = parse_source(text, entry.path)
             classes = parse_classes(text, profile, extra_attrs=extra, calls=calls,
-                                    filename=entry.path, tree=tree)
+                                    filename=entry.path, tree=tree, threshold_attrs=thresholds)
         except SourceError as e:
             msg = f"{entry.path}: {e}; skipped"
             if msg not in cache.warned:
@@ -351,14 +484,26 @@ def compute_builders(modules: dict[str, ModuleFacts], profile: Profile) -> list[
         own = [a for a in family if a in facts.values]
         declared = facts.values[own[-1]] if own else None
         levels, condition = value_levels(effective, profile)
+        alternatives = value_alternatives(effective, profile)
         dyn_reasons = []
-        for c in mro:
+        decided_by: str | None = None
+        support: str | None = None
+        for i, c in enumerate(mro):
             if c.name in roots:
                 break
             cf = hier.facts(c)
             if cf is not None and cf.methods & methods:
                 who = "" if c == ref else f" in {c.qual}"
-                dyn_reasons.append(f"overrides {', '.join(sorted(cf.methods & methods))}{who}")
+                meth = sorted(cf.methods & methods)[0]
+                alternatives, unknown, support = method_alternatives(
+                    hier, mro, i, meth, effective, profile
+                )
+                decided_by = c.qual
+                levels = list(dict.fromkeys(lv for lv, _ in alternatives))
+                reason = f"overrides {', '.join(sorted(cf.methods & methods))}{who}: {support}"
+                if unknown:
+                    reason += f" (not read as levels: {'; '.join(dict.fromkeys(unknown))})"
+                dyn_reasons.append(reason)
                 break
         if condition:
             dyn_reasons.append(f"conditional value: {condition}")
@@ -392,6 +537,9 @@ def compute_builders(modules: dict[str, ModuleFacts], profile: Profile) -> list[
                 spec_reason=spec_reason,
                 bases=list(facts.bases),
                 ancestors=[c.qual for c in mro[1:]],
+                alternatives=alternatives,
+                decided_by=decided_by,
+                support=support,
             )
         )
     out.sort(key=lambda b: (b.file, b.lineno))

@@ -507,7 +507,7 @@ def class_timeline(store: Store, profile: Profile, class_name: str) -> dict[str,
     effective = []
     last: tuple[Any, ...] | None = None
     for r in level_rows:
-        cur = (r["declared"], r["effective"], r["dynamic"], r["file"])
+        cur = (r["declared"], r["effective"], r["dynamic"], r["level_text"], r["file"])
         if cur == last:
             continue
         last = cur
@@ -520,6 +520,8 @@ def class_timeline(store: Store, profile: Profile, class_name: str) -> dict[str,
                 "declared": r["declared"],
                 "effective": r["effective"],
                 "dynamic": bool(r["dynamic"]),
+                # what a dynamic builder can report, with conditions (None: not stored)
+                "level_text": r["level_text"],
             }
         )
     spellings = []

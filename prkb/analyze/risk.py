@@ -91,7 +91,10 @@ def risk_tags_for(
         ]
     if "removed" in dirs:
         why["declaration-removed"] = [c.class_name for c in changes if c.direction == "removed"]
-    dyn = [c for c in changes if c.direction == "dynamic-added" or _is_conditional(c.after)]
+    dyn = [
+        c for c in changes
+        if c.direction in ("dynamic-added", "dynamic-changed") or _is_conditional(c.after)
+    ]
     if dyn:
         why["dynamic-support"] = [c.class_name for c in dyn]
     if findings:

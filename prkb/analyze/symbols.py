@@ -1,8 +1,10 @@
 """Class-level declarations of the tracked symbol family, read with ``ast``.
 
 ``parse_classes`` turns one Python source into per-class facts (bases, declared values,
-overridden methods, calls made in ``__init__``); ``diff_declarations`` compares two such
-readings of one file and yields one :class:`SymbolChange` per (class, attribute) that differs.
+overridden methods, calls made in the methods, what each overridden dynamic-support method can
+return and under which conditions, how ``__init__`` sets the audit's threshold attributes);
+``diff_declarations`` compares two such readings of one file and yields one
+:class:`SymbolChange` per (class, attribute or method) that differs.
 """
 
 from __future__ import annotations
@@ -19,6 +21,52 @@ from ..profile import Profile
 class CallFact:
     args: list[str]
     keywords: dict[str, str]
+
+
+@dataclass(frozen=True)
+class SupportReturn:
+    """One value a dynamic-support method can return, with the conditions that lead to it.
+
+    ``kind``: ``level`` (one level, ``value`` is its name), ``declared`` (the class's own
+    declared or inherited level, e.g. ``return cls._cudagraph_support``; ``value`` is the
+    expression as written), ``super`` (the parent's method, ``value`` as written), or ``value``
+    (any other expression, as text; prkb does not evaluate it).
+    ``when``: the conditions, outermost first (``if`` tests, negated for ``else`` branches and
+    after an earlier ``return``). ``otherwise``: every condition comes from an earlier branch
+    not being taken, so the return reads as the ``else`` of the ones before it.
+    """
+
+    kind: str
+    value: str
+    when: tuple[str, ...] = ()
+    otherwise: bool = False
+
+
+# The test of a local name's value that may have been replaced in an ``if`` or loop of
+# ``__init__``: ``ThresholdSet.bound`` keeps both values as ``(new) if __if__ else (old)``.
+UNKNOWN_TEST = "__if__"
+
+
+@dataclass(frozen=True)
+class ThresholdSet:
+    """One statement of ``__init__`` (or a call in another method) that sets a threshold
+    attribute of the instance, in source order.
+
+    ``kind``: ``assign`` (``self.x = value``), ``augassign`` (``self.x op= value``, ``op``
+    the operator) or ``call`` (a watched call; ``value`` its first positional argument or None,
+    ``call`` its arguments). ``conditional``: inside an ``if``, loop or ``except`` block, so it
+    may not run. ``bound``: the local names the statement uses that ``__init__`` assigned
+    before it, with the assigned expression's text (the last such assignment; one made in a
+    block that may not run keeps the value before it too, see ``UNKNOWN_TEST``).
+    """
+
+    kind: str
+    attr: str
+    value: str | None
+    op: str | None = None
+    call: CallFact | None = None
+    conditional: bool = False
+    bound: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
@@ -48,6 +96,14 @@ class ClassFacts:
             if first <= line <= last:
                 return name
         return None
+    # overridden dynamic-support methods (profile.methods) -> what they can return
+    support: dict[str, list[SupportReturn]] = field(default_factory=dict)
+    # how the instance's threshold attributes are set (``threshold_attrs`` of parse_classes)
+    threshold: list[ThresholdSet] = field(default_factory=list)
+    # class-body names bound to a literal (bool, int, None), for reading flags: name -> text
+    consts: dict[str, str] = field(default_factory=dict)
+    # whether __init__ runs the parent's __init__ (None: the class defines no __init__)
+    init_calls_super: bool | None = None
 
 
 class SourceError(ValueError):
@@ -193,9 +249,13 @@ def parse_classes(
     calls: tuple[str, ...] = (),
     filename: str = "<source>",
     tree: ast.Module | None = None,
+    threshold_attrs: tuple[str, ...] = (),
 ) -> dict[str, ClassFacts]:
     """Facts for every class in ``source`` (nested classes as ``Outer.Inner``).
 
+    ``extra_attrs``: class-body attributes read besides the family. ``calls``: method calls
+    recorded (``ClassFacts.calls``). ``threshold_attrs``: instance attributes whose setting in
+    ``__init__`` is recorded in order, with the ``calls`` made there (``ClassFacts.threshold``).
     ``tree`` is ``parse_source(source)`` when the caller has it already. Raises
     :class:`SourceError` when the source is not valid Python 3.
     """
@@ -205,6 +265,8 @@ def parse_classes(
     watched_methods = set(profile.methods)
     # method bodies are walked for calls only when the file names the call at all
     wanted_calls = {c for c in calls if c in source}
+    wanted_attrs = {a for a in threshold_attrs if a in source}
+    methods = set(profile.methods)
     out: dict[str, ClassFacts] = {}
 
     def visit(node: ast.AST, prefix: str) -> None:
@@ -221,6 +283,8 @@ def parse_classes(
                 )
                 if profile.level_aliases and facts.values:
                     facts.spelled = _collect_assignments(child.body, names, profile, False)
+                facts.consts = _class_consts(child.body)
+                later: list[ThresholdSet] = []
                 for stmt in child.body:
                     if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
                         facts.methods.add(stmt.name)
@@ -231,6 +295,20 @@ def parse_classes(
                                 ast.Module(body=[*stmt.body], type_ignores=[])
                             ) + ast.dump(stmt.args)
                         _method_facts(stmt, facts, wanted_calls)
+                        if stmt.name in methods:
+                            facts.support[stmt.name] = support_returns(stmt, profile)
+                        if stmt.name == "__init__":
+                            facts.init_calls_super = _calls_parent_init(stmt)
+                            if wanted_attrs or wanted_calls:
+                                facts.threshold = threshold_sets(
+                                    stmt, wanted_attrs, wanted_calls
+                                )
+                        elif wanted_calls:
+                            later.extend(
+                                s for s in threshold_sets(stmt, set(), wanted_calls)
+                                if s.kind == "call"
+                            )
+                facts.threshold.extend(later)
                 out[qual] = facts
                 visit(child, f"{qual}.")
             elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -291,6 +369,295 @@ def _method_facts(
                         },
                     )
                 )
+
+
+def _text(node: ast.AST) -> str:
+    return " ".join(ast.unparse(node).split())
+
+
+def negate(test: ast.expr) -> str:
+    """The text of ``not test``: ``not not x`` reads as ``x``, ``not a == b`` as ``a != b``."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _text(test.operand)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        inverse = _INVERSE.get(type(test.ops[0]))
+        if inverse is not None:
+            return _text(ast.Compare(left=test.left, ops=[inverse()], comparators=test.comparators))
+    return _text(ast.UnaryOp(op=ast.Not(), operand=test))
+
+
+_INVERSE: dict[type[ast.cmpop], type[ast.cmpop]] = {
+    ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.Gt: ast.LtE,
+    ast.LtE: ast.Gt, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is,
+}
+
+
+def _class_consts(body: list[ast.stmt]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for stmt in body:
+        target: ast.expr | None = None
+        value: ast.expr | None = None
+        if isinstance(stmt, ast.AnnAssign):
+            target, value = stmt.target, stmt.value
+        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target, value = stmt.targets[0], stmt.value
+        if (
+            isinstance(target, ast.Name)
+            and isinstance(value, ast.Constant)
+            and (value.value is None or isinstance(value.value, bool | int))
+        ):
+            out[target.id] = repr(value.value)
+    return out
+
+
+def _calls_parent_init(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """``super().__init__(...)`` or ``Base.__init__(self, ...)`` anywhere in ``fn``."""
+    for node in ast.walk(fn):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "__init__"
+        ):
+            return True
+    return False
+
+
+def _instance_attr(node: ast.expr, attrs: set[str]) -> str | None:
+    """``self.x`` / ``self.__class__.x`` / ``type(self).x`` with ``x`` in ``attrs``."""
+    if not isinstance(node, ast.Attribute) or node.attr not in attrs:
+        return None
+    owner = node.value
+    if isinstance(owner, ast.Name) and owner.id == "self":
+        return node.attr
+    if (
+        isinstance(owner, ast.Attribute)
+        and owner.attr == "__class__"
+        and isinstance(owner.value, ast.Name)
+        and owner.value.id == "self"
+    ):
+        return node.attr
+    if (
+        isinstance(owner, ast.Call)
+        and isinstance(owner.func, ast.Name)
+        and owner.func.id == "type"
+        and len(owner.args) == 1
+        and isinstance(owner.args[0], ast.Name)
+        and owner.args[0].id == "self"
+    ):
+        return node.attr
+    return None
+
+
+def _op_symbol(op: ast.operator) -> str:
+    text = ast.unparse(ast.BinOp(left=ast.Name("x"), op=op, right=ast.Name("y")))
+    parts = text.split()
+    return parts[1] if len(parts) == 3 else "?"
+
+
+def threshold_sets(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef, attrs: set[str], calls: set[str]
+) -> list[ThresholdSet]:
+    """The statements of ``fn`` that set one of ``attrs`` on the instance, or call one of
+    ``calls``, in source order (nested functions and classes are not entered)."""
+    out: list[ThresholdSet] = []
+    local: dict[str, str] = {}
+
+    def bound(node: ast.AST) -> tuple[tuple[str, str], ...]:
+        used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+        return tuple(sorted((k, v) for k, v in local.items() if k in used))
+
+    def calls_in(node: ast.AST, conditional: bool) -> None:
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Call) and _call_name(sub) in calls:
+                fact = CallFact(
+                    args=[_text(a) for a in sub.args],
+                    keywords={k.arg: _text(k.value) for k in sub.keywords if k.arg},
+                )
+                first = fact.args[0] if fact.args else None
+                out.append(
+                    ThresholdSet("call", str(_call_name(sub)), first, call=fact,
+                                 conditional=conditional, bound=bound(sub))
+                )
+
+    def walk(body: list[ast.stmt], conditional: bool) -> None:
+        for stmt in body:
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                continue
+            if isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
+                value = stmt.value
+                if value is not None:
+                    calls_in(value, conditional)
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                for tgt in targets:
+                    attr = _instance_attr(tgt, attrs)
+                    if attr is not None and value is not None:
+                        if isinstance(stmt, ast.AugAssign):
+                            out.append(ThresholdSet("augassign", attr, _text(value),
+                                                    op=_op_symbol(stmt.op),
+                                                    conditional=conditional,
+                                                    bound=bound(value)))
+                        else:
+                            out.append(ThresholdSet("assign", attr, _text(value),
+                                                    conditional=conditional,
+                                                    bound=bound(value)))
+                    elif isinstance(tgt, ast.Name) and value is not None:
+                        if isinstance(stmt, ast.AugAssign):
+                            local.pop(tgt.id, None)
+                        elif conditional and tgt.id in local:
+                            # either value: a conditional expression on an unknown test
+                            old = local[tgt.id]
+                            local[tgt.id] = f"({_text(value)}) if {UNKNOWN_TEST} else ({old})"
+                        elif not conditional:
+                            local[tgt.id] = _text(value)
+                continue
+            if isinstance(stmt, ast.If):
+                calls_in(stmt.test, conditional)
+                walk(stmt.body, True)
+                walk(stmt.orelse, True)
+            elif isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
+                calls_in(stmt.iter if not isinstance(stmt, ast.While) else stmt.test, conditional)
+                walk(stmt.body, True)
+                walk(stmt.orelse, True)
+            elif isinstance(stmt, ast.With | ast.AsyncWith):
+                for item in stmt.items:
+                    calls_in(item.context_expr, conditional)
+                walk(stmt.body, conditional)
+            elif isinstance(stmt, ast.Try | ast.TryStar):
+                walk(stmt.body, conditional)
+                for h in stmt.handlers:
+                    walk(h.body, True)
+                walk(stmt.orelse, True)
+                walk(stmt.finalbody, conditional)
+            elif isinstance(stmt, ast.Match):
+                for case in stmt.cases:
+                    walk(case.body, True)
+            else:
+                calls_in(stmt, conditional)
+
+    walk(fn.body, False)
+    return out
+
+
+def _receiver_is_class(node: ast.expr) -> bool:
+    """``cls``, ``self``, ``type(self)`` or ``self.__class__``: the class being asked."""
+    if isinstance(node, ast.Name):
+        return node.id in ("cls", "self")
+    if isinstance(node, ast.Attribute):
+        return node.attr == "__class__" and isinstance(node.value, ast.Name)
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "type"
+        and len(node.args) == 1
+    )
+
+
+def _is_super_call(node: ast.expr, methods: set[str]) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in methods
+        and isinstance(node.func.value, ast.Call)
+        and isinstance(node.func.value.func, ast.Name)
+        and node.func.value.func.id == "super"
+    )
+
+
+def support_returns(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef, profile: Profile
+) -> list[SupportReturn]:
+    """What the dynamic-support method ``fn`` can return, each with its conditions.
+
+    Conditions are the enclosing ``if`` tests (negated in ``else`` branches); a branch that
+    always returns makes the statements after it conditional on its test not holding; a
+    conditional expression (``A if c else B``) splits a return in two. Loops, ``with`` and
+    ``try`` blocks add no condition of their own. Nested functions are not entered.
+    """
+    levels = set(profile.levels) | set(profile.level_aliases)
+    family = set(profile.family)
+    methods = set(profile.methods)
+    out: list[SupportReturn] = []
+    # a condition: (text, whether it comes from a branch not taken)
+
+    def add(expr: ast.expr | None, conds: list[tuple[str, bool]]) -> None:
+        if isinstance(expr, ast.IfExp):
+            add(expr.body, [*conds, (_text(expr.test), False)])
+            add(expr.orelse, [*conds, (negate(expr.test), True)])
+            return
+        when = tuple(c for c, _ in conds)
+        otherwise = bool(conds) and all(d for _, d in conds)
+        if expr is None:
+            out.append(SupportReturn("value", "None", when, otherwise))
+        elif isinstance(expr, ast.Attribute) and expr.attr in levels:
+            out.append(SupportReturn("level", profile.normalize_level(expr.attr), when, otherwise))
+        elif isinstance(expr, ast.Name) and expr.id in levels:
+            out.append(SupportReturn("level", profile.normalize_level(expr.id), when, otherwise))
+        elif (
+            isinstance(expr, ast.Attribute)
+            and expr.attr in family
+            and _receiver_is_class(expr.value)
+        ):
+            out.append(SupportReturn("declared", _text(expr), when, otherwise))
+        elif _is_super_call(expr, methods):
+            out.append(SupportReturn("super", _text(expr), when, otherwise))
+        else:
+            out.append(SupportReturn("value", normalize_value(expr, profile), when, otherwise))
+
+    def walk(body: list[ast.stmt], conds: list[tuple[str, bool]]) -> bool:
+        """Walk a block; True when every path through it returns or raises."""
+        cur = list(conds)
+        for stmt in body:
+            if isinstance(stmt, ast.Return):
+                add(stmt.value, cur)
+                return True
+            if isinstance(stmt, ast.Raise):
+                return True
+            if isinstance(stmt, ast.If):
+                yes = walk(stmt.body, [*cur, (_text(stmt.test), False)])
+                no = walk(stmt.orelse, [*cur, (negate(stmt.test), True)])
+                if yes and no:
+                    return True
+                if yes:
+                    cur = [*cur, (negate(stmt.test), True)]
+                elif no:
+                    cur = [*cur, (_text(stmt.test), True)]
+            elif isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
+                walk(stmt.body, cur)
+                walk(stmt.orelse, cur)
+            elif isinstance(stmt, ast.With | ast.AsyncWith):
+                if walk(stmt.body, cur):
+                    return True
+            elif isinstance(stmt, ast.Try | ast.TryStar):
+                body_ends = walk(stmt.body, cur)
+                handlers_end = [walk(h.body, cur) for h in stmt.handlers]
+                walk(stmt.orelse, cur)
+                if walk(stmt.finalbody, cur):
+                    return True
+                if body_ends and all(handlers_end):
+                    return True
+            elif isinstance(stmt, ast.Match):
+                subject = _text(stmt.subject)
+                for case in stmt.cases:
+                    walk(case.body, [*cur, (f"{subject} matches {_text(case.pattern)}", False)])
+        return False
+
+    walk(fn.body, [])
+    return out
+
+
+def support_text(returns: list[SupportReturn]) -> str:
+    """The returns as one readable line: ``UNIFORM_BATCH if c; else NEVER``."""
+    if not returns:
+        return "no return"
+    parts = []
+    for i, r in enumerate(returns):
+        if not r.when:
+            parts.append(r.value)
+        elif r.otherwise and i > 0:
+            parts.append(f"else {r.value}")
+        else:
+            parts.append(f"{r.value} if {' and '.join(r.when)}")
+    return "; ".join(parts)
 
 
 def direction_of(before: str | None, after: str | None, profile: Profile) -> str:
@@ -359,11 +726,22 @@ def diff_declarations(
                 out.append(SymbolChange(path, cls, attr, bo, ao, direction))
         bm = (b.methods if b else set()) & methods
         am = (a.methods if a else set()) & methods
-        for m in sorted(am - bm):
-            out.append(SymbolChange(path, cls, m, None, "overridden", "dynamic-added"))
-        for m in sorted(bm - am):
-            out.append(SymbolChange(path, cls, m, "overridden", None, "dynamic-removed"))
+        for m in sorted(am | bm):
+            bt = _override_text(b, m) if m in bm else None
+            at = _override_text(a, m) if m in am else None
+            if bt is None and at is not None:
+                out.append(SymbolChange(path, cls, m, None, at, "dynamic-added"))
+            elif at is None and bt is not None:
+                out.append(SymbolChange(path, cls, m, bt, None, "dynamic-removed"))
+            elif bt != at and _spelling_free(bt, profile) != _spelling_free(at, profile):
+                # (a return of the class's attribute under its new spelling is no change)
+                out.append(SymbolChange(path, cls, m, bt, at, "dynamic-changed"))
     return out
+
+
+def _spelling_free(text: str | None, profile: Profile) -> str | None:
+    """``text`` with every family spelling made one (renames of the returned attribute)."""
+    return None if text is None else profile.family_regex.sub(profile.display, text)
 
 
 def moved_declarations(
@@ -386,8 +764,9 @@ def moved_declarations(
                 out.append(SymbolChange(path, cls, attr, b.values[attr], a.values[attr], "moved",
                                         before_file=old_path))
         for m in sorted(a.methods & b.methods & methods):
-            out.append(SymbolChange(path, cls, m, "overridden", "overridden", "moved",
-                                    before_file=old_path))
+            bt, at = _override_text(b, m), _override_text(a, m)
+            if bt == at:
+                out.append(SymbolChange(path, cls, m, bt, at, "moved", before_file=old_path))
     return out
 
 
@@ -416,3 +795,9 @@ def pair_moves(changes: list[SymbolChange]) -> list[SymbolChange]:
             continue
         out.append(c)
     return [c for c in out if id(c) not in used]
+def _override_text(facts: ClassFacts | None, method: str) -> str:
+    """The value text of an overridden dynamic-support method (its returns with conditions);
+    ``overridden`` when the method's returns were not read."""
+    if facts is None or method not in facts.support:
+        return "overridden"
+    return support_text(facts.support[method])

@@ -248,7 +248,7 @@ _EXT_FIELDS: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {
     "builder_levels": (
         ("class", "file"),
         {"class": _STR, "file": _STR, "declared": _OPT_STR, "effective": _OPT_STR,
-         "dynamic": _ANY, "spec_ready": _ANY},
+         "dynamic": _ANY, "spec_ready": _ANY, "levels": _ANY, "level_text": _OPT_STR},
     ),
     "relations": (
         (),

@@ -136,7 +136,10 @@ def cmd_timeline(args: argparse.Namespace) -> int:
         print("  effective level at collected commits:")
         for e in tl["effective"]:
             who = f"#{e['pr']}" if isinstance(e["pr"], int) else str(e["commit"])[:12]
-            dyn = " (dynamic)" if e["dynamic"] else ""
+            dyn = (
+                f" (dynamic: {e['level_text']})" if e["dynamic"] and e.get("level_text")
+                else " (dynamic)" if e["dynamic"] else ""
+            )
             print(safe_term(f"    {str(e['date'])[:10]} {who:>8} declared {e['declared'] or '-'}"
                             f", effective {e['effective'] or '-'}{dyn}  {e['file']}"))
     return 0

@@ -123,7 +123,9 @@ def short_changes(changes: list[dict[str, Any]]) -> str:
     parts = []
     for c in changes:
         if c["direction"].startswith("dynamic"):
-            parts.append(f"{c['class']}: {c['direction']}")
+            # the override's returns (after), or what it returned before it went
+            value = c["after"] or c["before"]
+            parts.append(f"{c['class']}: {c['direction']}" + (f" ({value})" if value else ""))
         else:
             parts.append(f"{c['class']}: {c['before'] or '-'} -> {c['after'] or '-'}")
     return "; ".join(parts)

@@ -215,13 +215,14 @@ def builder_histories(data: SiteData, profile: Profile) -> dict[str, dict[str, A
         if lv["file"] not in b["files"]:
             b["files"].append(lv["file"])
         value = lv["effective"] if lv["effective"] is not None else lv["declared"]
-        reading = (value, bool(lv["dynamic"]))
+        text = lv.get("level_text") if lv["dynamic"] else None
+        reading = (value, bool(lv["dynamic"]), text)
         last = b["runs"][-1] if b["runs"] else None
-        if last is not None and (last["value"], last["dynamic"]) == reading:
+        if last is not None and (last["value"], last["dynamic"], last["level_text"]) == reading:
             continue
         pr = by_ref.get(lv["pr_ref"] or "")
         b["runs"].append(_run(profile, value, bool(lv["dynamic"]), lv["declared"],
-                              lv["committed_at"], lv["commit_sha"], pr))
+                              lv["committed_at"], lv["commit_sha"], pr, text))
     collected_shas = {lv["commit_sha"] for lv in data.levels}
     # PRs that changed a declaration of each class (oldest first); the fallback history
     for pr in reversed(data.prs):
@@ -250,14 +251,22 @@ def builder_histories(data: SiteData, profile: Profile) -> dict[str, dict[str, A
                 and c["after"] is not None
             )
             if (b["source"] == "declared" or later) and pr["state"] == "merged":
-                dyn_prev = b["runs"][-1]["dynamic"] if b["runs"] else False
-                if c["direction"] == "dynamic-added":
-                    value, dyn = (b["runs"][-1]["value"] if b["runs"] else None), True
+                prev = b["runs"][-1] if b["runs"] else None
+                dyn_prev = prev["dynamic"] if prev else False
+                text = prev["level_text"] if prev else None
+                declared = c["after"]
+                if c["direction"] in ("dynamic-added", "dynamic-changed"):
+                    # the override's returns, when its body was read (not a bare marker)
+                    value, dyn = (prev["value"] if prev else None), True
+                    text = c["after"] if c["after"] != "overridden" else None
+                    declared = prev["declared"] if prev else None
                 elif c["direction"] == "dynamic-removed":
-                    value, dyn = (b["runs"][-1]["value"] if b["runs"] else None), False
+                    value, dyn, text = (prev["value"] if prev else None), False, None
+                    declared = prev["declared"] if prev else None
                 else:
                     value, dyn = c["after"], dyn_prev
-                b["runs"].append(_run(profile, value, dyn, c["after"], pr["date"], pr["sha"], pr))
+                b["runs"].append(_run(profile, value, dyn, declared, pr["date"], pr["sha"], pr,
+                                      text))
     for b in out.values():
         b["current"] = b["runs"][-1] if b["runs"] else None
         del b["_ids"]
@@ -272,12 +281,15 @@ def _run(
     when: str,
     sha: str | None,
     pr: dict[str, Any] | None,
+    level_text: str | None = None,
 ) -> dict[str, Any]:
     return {
         "value": value,
         "level": level_name(profile, value),
         "rank": level_rank(profile, value),
         "dynamic": dynamic,
+        # what a dynamic builder can report, with conditions (None: not known)
+        "level_text": level_text if dynamic else None,
         "declared": declared,
         "at": when or "",
         "sha": sha,

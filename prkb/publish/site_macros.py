@@ -23,9 +23,10 @@ def make_helpers(
     """The helpers of one language (``gettext`` of its catalog, ``label`` its glossary
     filter), as globals for the environment."""
     no_declaration = gettext("no declaration")
-    dynamic = Markup(
-        ' <span class="dyn" title="{}">{}</span>'
-    ).format(gettext("decided at run time by get_cudagraph_support()"), gettext("dynamic"))
+    dyn_title, dyn_word = gettext("decided at run time by get_cudagraph_support()"), gettext(
+        "dynamic"
+    )
+    dynamic = Markup(' <span class="dyn" title="{}">{}</span>').format(dyn_title, dyn_word)
     states = {"merged": gettext("merged"), "open": gettext("open"),
               "closed": gettext("closed, not merged")}
 
@@ -37,7 +38,15 @@ def make_helpers(
         cls = escape(f"lvl-r{run['rank']}") if level else "lvl-cond"
         html = (f'<span class="badge {cls}" title="{escape(run["value"])}">'
                 f"{escape(level or run['value'])}</span>")
-        return Markup(html) + dynamic if run["dynamic"] else Markup(html)
+        if not run["dynamic"]:
+            return Markup(html)
+        text = run.get("level_text")
+        if not text:
+            return Markup(html) + dynamic
+        # the levels the builder can report, with their conditions
+        return Markup(html) + Markup(' <span class="dyn" title="{}">{}: {}</span>').format(
+            dyn_title, dyn_word, text
+        )
 
     def pr_link(here: str, p: Mapping[str, Any]) -> Markup:
         if p["slug"]:

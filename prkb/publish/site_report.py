@@ -100,6 +100,14 @@ def _env(lang: str) -> jinja2.Environment:
         """One declaration change as a sentence (the catalog message of its direction)."""
         d = ch["direction"]
         cls, attr, why = html_code(ch["class"]), html_code(ch["attr"]), why_of[ch["why"]]
+        if d == "dynamic-added" and ch["after"] and ch["after"] != "overridden":
+            return gettext("%(cls)s: %(attr)s %(dir)s, returning %(after)s (%(why)s)", cls=cls,
+                           attr=attr, dir=direction(d, "directions"),
+                           after=html_code(ch["after"]), why=why)
+        if d == "dynamic-removed" and ch["before"] and ch["before"] != "overridden":
+            return gettext("%(cls)s: %(attr)s %(dir)s, it returned %(before)s (%(why)s)",
+                           cls=cls, attr=attr, dir=direction(d, "directions"),
+                           before=html_code(ch["before"]), why=why)
         if d in _DYNAMIC:
             return gettext("%(cls)s: %(attr)s %(dir)s (%(why)s)", cls=cls, attr=attr,
                            dir=direction(d, "directions"), why=why)

@@ -108,8 +108,10 @@ def rebuilt(change: dict[str, Any], profile: Profile) -> str:
     def line(attr: str | None, value: str | None) -> str:
         if value is None or attr is None:
             return ""
-        if value == "overridden":
-            return f"    def {attr}(cls, ...): ..."
+        if attr in profile.methods or value == "overridden":
+            # an overriding method: its returns with conditions, when they were read
+            tail = "" if value == "overridden" else f"  # returns {value}"
+            return f"    def {attr}(cls, ...): ...{tail}"
         shown = value if (" " in value or "." in value or value in ("True", "False")) else (
             f"{enum}.{value}"
         )

@@ -57,6 +57,7 @@ WHY_IN_A_WORD = {
     "removed": "inherited",
     "dynamic-added": "run-time",
     "dynamic-removed": "static",
+    "dynamic-changed": "run-time",
     "renamed": "rename",
     "moved": "move",
     "changed": "changed",
@@ -118,7 +119,7 @@ def _recommend(
             if spec_state == "ready":
                 return "raised-consistent"
         return "raised-add-test" if missing_tests else "raised"
-    if dirs & {"dynamic-added", "dynamic-removed"}:
+    if dirs & {"dynamic-added", "dynamic-removed", "dynamic-changed"}:
         return "dynamic"
     if "removed" in dirs:
         return "removed"

@@ -1,41 +1,73 @@
 """Rule ``cg-uniform-without-spec-decode``: a builder that claims uniform-batch graphs while its
 decode threshold cannot grow under speculative decoding.
 
-Names of classes, attributes and calls come from the profile's ``[audit]`` table.
+Names of classes, attributes, calls and markers come from the profile's ``[audit]`` table; the
+code names no symbol of the audited project.
 
-Spec-decode readiness ("can the decode threshold grow?"):
+Spec-decode readiness ("can the decode threshold grow?") is read with the mechanism the code
+has at the audited revision. The project changed it several times: a class attribute holding
+the threshold (``audit.threshold_attr``), an assignment to it in ``__init__`` (also ``+=``), a
+call (``audit.reorder_call``) with a flag, and, for MLA builders, a query-length attribute
+(``audit.query_len_attr``). Only the links of the MRO below the root base are read.
 
-* MLA builders (below an ``audit.mla_bases`` class): ready when the effective
-  ``audit.query_len_attr`` (declared or inherited) is not ``audit.query_len_default``, or when a
-  class below the MLA base calls ``audit.reorder_call`` itself with a flag that is not literally
-  false (that call re-initialises the threshold after the base's own).
-* Other builders: the nearest class along the MRO (below the root base) that calls
-  ``audit.reorder_call`` decides: the flag (keyword ``audit.reorder_flag`` or positional
-  ``audit.reorder_flag_position``; absent means ``audit.reorder_flag_default``, false) makes the
-  builder ready unless it is literally false. A variable or expression counts as ready: it can
-  be true at run time, and the audit reads code, not configurations.
-* A non-MLA builder that never calls ``audit.reorder_call`` has no reorder threshold at all:
-  the model runner does not split its batches into decode and prefill parts, so there is no
-  decode-only capture path whose assertion (query length within the threshold) could fail. Its
-  readiness is *not applicable* (None) and the rule does not flag it, whatever its level. The
-  crash the rule exists for needs a threshold that is pinned at 1, which only a reordering
-  builder has.
+* MLA builders (below an ``audit.mla_bases`` class) whose chain declares
+  ``audit.query_len_attr`` somewhere: ready when the effective value (declared or inherited) is
+  not ``audit.query_len_default``, or when a class below the MLA base sets the threshold itself
+  in ``__init__`` (a call or an assignment, read as below) so that it can grow. When no class of
+  the chain declares the attribute (an older revision), the default is *not* assumed: the
+  threshold mechanisms below decide, as for any builder.
+* Other builders: the threshold the instance ends up with decides.
+
+  - The nearest class whose ``__init__`` sets the threshold (an assignment ``self.<attr> =``,
+    an augmented assignment, or the call) decides: an ``__init__`` assignment replaces any
+    class attribute at run time, so a class attribute decides only when no ``__init__`` of
+    the chain sets the threshold. ``__init__`` of a parent is assumed to run first (the usual
+    ``super().__init__(...)`` at the top); a class whose ``__init__`` does not call the
+    parent's hides the parents' settings. A setting inside an ``if``, loop or ``except`` may
+    not run: the value before it stays possible.
+  - Otherwise the nearest class attribute decides.
+  - A value that involves the number of speculative tokens (an identifier listed in
+    ``audit.spec_markers``) or that is an int greater than 1 lets the threshold grow: ready.
+    A literal 1 (or less) pins it: not ready. ``None`` means the builder does not reorder
+    batches. A reference to the threshold itself (``self.<attr>``, ``+=``) reads the value
+    set before. Int arithmetic and ``max``/``min`` of known values are computed. A conditional
+    value is ready when one of its branches is.
+  - The call: the threshold grows when its flag (keyword ``audit.reorder_flag`` or positional
+    ``audit.reorder_flag_position``; absent means ``audit.reorder_flag_default``, false) is not
+    literally false, or when its first argument (default ``audit.reorder_threshold_default``)
+    can exceed 1. A flag that is a local name bound earlier in ``__init__``, or ``self.<name>``
+    bound to a literal in a class body of the chain, is read through.
+  - Any other expression (a call, a local variable, a configuration value) counts as ready,
+    with the reason "unknown expression": the audit reads code, not configurations, and it can
+    exceed 1 at run time. A finding is only raised on a threshold the code pins.
+* A builder whose chain sets no threshold at all (below the root) has no reordering: the model
+  runner does not split its batches into decode and prefill parts, so there is no decode-only
+  capture path whose assertion (query length within the threshold) could fail. Its readiness
+  is *not applicable* (None) and the rule does not flag it, whatever its level.
+
+The rule flags a builder that is not ready and that can report a level of
+``audit.flag_levels`` (any branch of a conditional value or any return of an overriding
+method; the message names the condition).
 """
 
 from __future__ import annotations
 
+import ast
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ...models import Finding
 from ...profile import Profile
-from ..symbols import CallFact, ClassFacts
+from ..symbols import UNKNOWN_TEST, CallFact, ClassFacts, ThresholdSet
 
 if TYPE_CHECKING:
     from ..audit import BuilderInfo
 
 RULE = "cg-uniform-without-spec-decode"
 FALSE_LITERALS = {"False", "0", "None"}
+TRUE_LITERALS = {"True"}
+_INHERITED = "__inherited__"  # how a class-body ``x += ...`` names the value before it
 
 
 @dataclass(frozen=True)
@@ -47,8 +79,132 @@ class Link:
     role: str  # "builder" (the class or a builder ancestor), "mla_root", "root"
 
 
+@dataclass(frozen=True)
+class Reading:
+    """What a threshold can be: ``grows`` (can exceed 1), ``pinned`` (at most 1), ``unknown``
+    (an expression prkb does not evaluate), ``none`` (no threshold: no reordering)."""
+
+    state: str
+    why: str
+    value: int | None = None  # the value when it is one known int
+
+
 def _cfg(profile: Profile, key: str, default: Any) -> Any:
     return profile.audit.get(key, default)
+
+
+def _either(a: Reading, b: Reading, why: str) -> Reading:
+    """A value that may be ``a`` or ``b``: it grows when one of them does."""
+    for state in ("grows", "unknown", "pinned", "none"):
+        if state in (a.state, b.state):
+            value = a.value if a.value == b.value else None
+            return Reading(state, why, value)
+    return Reading("unknown", why)
+
+
+def _of_int(n: int, why: str) -> Reading:
+    return Reading("grows" if n > 1 else "pinned", why, n)
+
+
+class _Evaluator:
+    """Reads a threshold expression (text) given what the threshold was before it."""
+
+    def __init__(self, profile: Profile, attr: str, prev: Callable[[], Reading],
+                 bound: dict[str, str], in_class_body: bool) -> None:
+        self.markers = {str(m) for m in _cfg(profile, "spec_markers", [])}
+        self.attr = attr
+        self.prev = prev
+        self.bound = bound
+        self.in_class_body = in_class_body
+        self._prev: Reading | None = None
+
+    def previous(self) -> Reading:
+        if self._prev is None:
+            self._prev = self.prev()
+        return self._prev
+
+    def text(self, text: str) -> Reading:
+        try:
+            node = ast.parse(text.replace("<inherited>", _INHERITED), mode="eval").body
+        except (SyntaxError, ValueError, RecursionError):
+            return Reading("unknown", f"unknown expression {text}")
+        return self.node(node, 0)
+
+    def _is_self_ref(self, node: ast.expr) -> bool:
+        if isinstance(node, ast.Name):
+            return node.id == _INHERITED or (self.in_class_body and node.id == self.attr)
+        return (
+            isinstance(node, ast.Attribute)
+            and node.attr == self.attr
+            and isinstance(node.value, ast.Name)
+            and node.value.id in ("self", "cls")
+        )
+
+    def _marker(self, node: ast.expr) -> str | None:
+        for sub in ast.walk(node):
+            name = (
+                sub.id if isinstance(sub, ast.Name)
+                else sub.attr if isinstance(sub, ast.Attribute)
+                else None
+            )
+            if name in self.markers:
+                return name
+        return None
+
+    def node(self, node: ast.expr, depth: int) -> Reading:
+        text = " ".join(ast.unparse(node).split()).replace(UNKNOWN_TEST, "...")
+        if depth > 8:
+            return Reading("unknown", f"unknown expression {text}")
+        if isinstance(node, ast.Constant):
+            if node.value is None:
+                return Reading("none", "None")
+            if isinstance(node.value, int) and not isinstance(node.value, bool):
+                return _of_int(node.value, text)
+            return Reading("unknown", f"unknown expression {text}")
+        marker = self._marker(node)
+        if marker is not None:
+            return Reading("grows", f"{text} (involves {marker})")
+        if self._is_self_ref(node):
+            before = self.previous()
+            return Reading(before.state, before.why, before.value)
+        if isinstance(node, ast.Name) and node.id in self.bound and depth < 8:
+            got = self.text(self.bound[node.id])
+            return Reading(got.state, f"{node.id} = {got.why}", got.value)
+        if isinstance(node, ast.IfExp):
+            yes = self.node(node.body, depth + 1)
+            no = self.node(node.orelse, depth + 1)
+            return _either(yes, no, text)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            inner = self.node(node.operand, depth + 1)
+            if inner.value is not None:
+                return _of_int(-inner.value, text)
+        if isinstance(node, ast.BinOp):
+            left = self.node(node.left, depth + 1)
+            right = self.node(node.right, depth + 1)
+            if left.value is not None and right.value is not None:
+                ops: dict[type[ast.operator], Callable[[int, int], int]] = {
+                    ast.Add: lambda a, b: a + b,
+                    ast.Sub: lambda a, b: a - b,
+                    ast.Mult: lambda a, b: a * b,
+                }
+                fn = ops.get(type(node.op))
+                if fn is not None:
+                    return _of_int(fn(left.value, right.value), text)
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("max", "min")
+            and node.args
+            and not node.keywords
+        ):
+            parts = [self.node(a, depth + 1) for a in node.args]
+            values = [p.value for p in parts]
+            if all(v is not None for v in values):
+                known = [int(v) for v in values if v is not None]
+                return _of_int(max(known) if node.func.id == "max" else min(known), text)
+            if node.func.id == "max" and any(p.state == "grows" for p in parts):
+                return Reading("grows", text)
+        return Reading("unknown", f"unknown expression {text}")
 
 
 def _flag_of(call: CallFact, profile: Profile) -> str | None:
@@ -61,33 +217,175 @@ def _flag_of(call: CallFact, profile: Profile) -> str | None:
     return None
 
 
-def _call_readiness(link: Link, profile: Profile) -> tuple[bool, str] | None:
-    call_name = str(_cfg(profile, "reorder_call", ""))
-    if not call_name or link.facts is None:
-        return None
-    calls = link.facts.calls.get(call_name)
-    if not calls:
-        return None
+def _const(chain: list[Link], name: str) -> str | None:
+    """The literal a class body of the chain binds ``name`` to (nearest first)."""
+    for link in chain:
+        if link.facts is not None and name in link.facts.consts:
+            return link.facts.consts[name]
+    return None
+
+
+def _flag_value(flag: str, bound: dict[str, str], chain: list[Link]) -> str:
+    """The flag's text, read through a local binding and a class-body literal."""
+    text = bound.get(flag, flag)
+    for prefix in ("self.", "cls."):
+        if text.startswith(prefix) and text[len(prefix):].isidentifier():
+            got = _const(chain, text[len(prefix):])
+            if got is not None:
+                return got
+    return text
+
+
+def _call_effect(
+    ts: ThresholdSet, link: Link, chain: list[Link], profile: Profile, ev: _Evaluator
+) -> Reading:
+    call_name = ts.attr
     flag_name = str(_cfg(profile, "reorder_flag", "flag"))
-    texts = []
-    ready = False
-    for call in calls:
-        flag = _flag_of(call, profile)
-        if flag is None:
-            default = bool(_cfg(profile, "reorder_flag_default", False))
-            texts.append(f"{flag_name} not passed (default {default})")
-            ready = ready or default
-        else:
-            texts.append(f"{flag_name}={flag}")
-            ready = ready or flag not in FALSE_LITERALS
-    where = f"{link.name} calls {call_name}({'; '.join(texts)})"
-    return ready, where
+    call = ts.call or CallFact([], {})
+    flag = _flag_of(call, profile)
+    if flag is None:
+        default = bool(_cfg(profile, "reorder_flag_default", False))
+        shown = f"{flag_name} not passed (default {default})"
+        flag_ready = default
+    else:
+        value = _flag_value(flag, ev.bound, chain)
+        shown = f"{flag_name}={flag}" + (f" ({value})" if value != flag else "")
+        flag_ready = value not in FALSE_LITERALS
+    where = f"{link.name} calls {call_name}({shown})"
+    first = ts.value if ts.value is not None else str(_cfg(profile, "reorder_threshold_default", 1))
+    base = ev.text(first)
+    if base.state == "none":
+        return Reading("none", f"{where}: threshold None")
+    if flag_ready:
+        return Reading("grows", where)
+    if base.state == "grows":
+        return Reading("grows", f"{where}, threshold {base.why}", base.value)
+    if base.state == "unknown":
+        return Reading("unknown", f"{where}, threshold {base.why}")
+    return Reading("pinned", where, base.value)
+
+
+class _Chain:
+    """The links of one builder below the root base, and the threshold they give it."""
+
+    def __init__(self, chain: list[Link], profile: Profile) -> None:
+        self.all = chain
+        self.links: list[Link] = []
+        for link in chain:
+            if link.role == "root":
+                break
+            self.links.append(link)
+        self.profile = profile
+        self.attr = str(_cfg(profile, "threshold_attr", ""))
+        self.call = str(_cfg(profile, "reorder_call", ""))
+
+    def sets(self, link: Link) -> list[ThresholdSet]:
+        if link.facts is None:
+            return []
+        return [
+            t for t in link.facts.threshold
+            if (t.kind == "call" and t.attr == self.call and self.call)
+            or (t.kind != "call" and t.attr == self.attr and self.attr)
+        ]
+
+    def class_attr(self, start: int = 0) -> Reading | None:
+        """The nearest class attribute from ``links[start]`` up."""
+        if not self.attr:
+            return None
+        for i in range(start, len(self.links)):
+            facts = self.links[i].facts
+            if facts is not None and self.attr in facts.values:
+                text = facts.values[self.attr]
+
+                def before(i: int = i) -> Reading:
+                    return self.class_attr(i + 1) or Reading("none", "no value before")
+
+                got = _Evaluator(self.profile, self.attr, before, {}, True).text(text)
+                return Reading(
+                    got.state,
+                    f"{self.links[i].name} sets {self.attr} = {text} (class attribute)"
+                    + (f": {got.why}" if got.why not in (text, f"unknown expression {text}")
+                       else ""),
+                    got.value,
+                )
+        return None
+
+    def init_from(self, start: int) -> Reading | None:
+        """The threshold the ``__init__`` methods from ``links[start]`` up leave."""
+        for j in range(start, len(self.links)):
+            facts = self.links[j].facts
+            if facts is None:
+                return None
+            sets = self.sets(self.links[j])
+            if sets:
+                return self.run(j, sets)
+            if facts.init_calls_super is False:
+                return None  # an __init__ that does not run its parents'
+        return None
+
+    def before_init(self, j: int) -> Reading:
+        facts = self.links[j].facts
+        got = None
+        if facts is None or facts.init_calls_super is not False:
+            got = self.init_from(j + 1)
+        if got is None:
+            got = self.class_attr(0)
+        return got or Reading("none", f"no {self.attr} before")
+
+    def run(self, j: int, sets: list[ThresholdSet], prev: Reading | None = None) -> Reading:
+        link = self.links[j]
+        current: Reading | None = prev
+
+        def before() -> Reading:
+            nonlocal current
+            if current is None:
+                current = self.before_init(j)
+            return current
+
+        for ts in sets:
+            ev = _Evaluator(self.profile, self.attr, before, dict(ts.bound), False)
+            if ts.kind == "call":
+                new = _call_effect(ts, link, self.all, self.profile, ev)
+            else:
+                rhs = ts.value or ""
+                text = rhs if ts.kind == "assign" else f"self.{self.attr} {ts.op} ({rhs})"
+                got = ev.text(text)
+                op = "=" if ts.kind == "assign" else f"{ts.op}="
+                shown = f"{link.name} sets self.{self.attr} {op} {rhs} in __init__"
+                if got.why not in (text, f"unknown expression {text}", rhs):
+                    shown += f": {got.why}"
+                new = Reading(got.state, shown, got.value)
+            if ts.conditional:
+                old = before()
+                new = _either(old, new, f"{new.why} (conditionally; else {old.why})")
+            current = new
+        return current if current is not None else before()
+
+
+def _verdict(reading: Reading, profile: Profile) -> tuple[bool | None, str]:
+    if reading.state == "none":
+        return None, f"{reading.why}: batches are not reordered, so the rule does not apply"
+    if reading.state == "grows":
+        return True, reading.why
+    if reading.state == "unknown":
+        return True, f"{reading.why}: unknown expression, counted as able to grow"
+    return False, f"{reading.why}: the decode threshold stays 1"
+
+
+def _not_applicable(profile: Profile) -> tuple[None, str]:
+    names = [str(_cfg(profile, k, "")) for k in ("threshold_attr", "reorder_call")]
+    what = " or ".join(n for n in names if n) or "threshold"
+    return None, f"no {what} below the base: batches are not reordered, so the rule does not apply"
 
 
 def spec_readiness(chain: list[Link], is_mla: bool, profile: Profile) -> tuple[bool | None, str]:
     """(ready, reason): True/False, or None when the builder has no reorder threshold."""
-    if is_mla:
-        attr = str(_cfg(profile, "query_len_attr", ""))
+    below = _Chain(chain, profile)
+    attr = str(_cfg(profile, "query_len_attr", ""))
+    has_query_len = bool(attr) and any(
+        link.facts is not None and attr in link.facts.values for link in chain
+    )
+    if is_mla and has_query_len:
         default = str(_cfg(profile, "query_len_default", ""))
         value, holder = default, "default"
         for link in chain:
@@ -97,58 +395,60 @@ def spec_readiness(chain: list[Link], is_mla: bool, profile: Profile) -> tuple[b
         if value.rsplit(".", 1)[-1] != default:
             src = "declared" if holder == chain[0].name else f"from {holder}"
             return True, f"{attr} = {value} ({src})"
-        for link in chain:
+        pinned = Reading("pinned", f"{attr} = {default}", 1)
+        for j, link in enumerate(below.links):
             if link.role != "builder":
                 break
-            got = _call_readiness(link, profile)
-            if got is not None and got[0]:
-                return True, got[1]
+            sets = below.sets(link)
+            if sets:
+                got = below.run(j, sets, prev=pinned)
+                if got.state in ("grows", "unknown"):
+                    return _verdict(got, profile)
         src = "declared" if holder == chain[0].name else f"from {holder}"
         return False, f"{attr} = {default} ({src}): the decode threshold stays 1"
-    for link in chain:
-        if link.role != "builder":
-            break
-        got = _call_readiness(link, profile)
-        if got is not None:
-            ready, where = got
-            return ready, where if ready else f"{where}: the decode threshold stays 1"
-    call_name = str(_cfg(profile, "reorder_call", ""))
-    return None, f"no {call_name} call: batches are not reordered, so the rule does not apply"
+    reading = below.init_from(0) or below.class_attr(0)
+    if reading is None:
+        return _not_applicable(profile)
+    return _verdict(reading, profile)
+
+
+def flagged_alternatives(builder: BuilderInfo, profile: Profile) -> list[tuple[str, str | None]]:
+    """The (level, condition) pairs of the builder that the rule cares about."""
+    wanted = set(_cfg(profile, "flag_levels", ["UNIFORM_BATCH", "ALWAYS"]))
+    alts = builder.alternatives or [(lv, None) for lv in builder.levels]
+    return [(lv, when) for lv, when in alts if lv in wanted]
 
 
 def flagged_levels(builder: BuilderInfo, profile: Profile) -> list[str]:
-    """Levels of the builder (each branch of a conditional) that the rule cares about."""
-    wanted = set(_cfg(profile, "flag_levels", ["UNIFORM_BATCH", "ALWAYS"]))
-    return [lv for lv in builder.levels if lv in wanted]
+    """Levels of the builder (each branch or return) that the rule cares about."""
+    return list(dict.fromkeys(lv for lv, _ in flagged_alternatives(builder, profile)))
 
 
 def findings_for(builder: BuilderInfo, profile: Profile, commit: str | None) -> list[Finding]:
     if builder.spec_ready is not False:
         return []
-    levels = flagged_levels(builder, profile)
-    if not levels:
+    alts = flagged_alternatives(builder, profile)
+    if not alts:
         return []
-    level = " / ".join(levels)
-    origin = (
-        "declared here"
-        if builder.declared_in == builder.class_name
-        else f"inherited from {builder.declared_in}"
-    )
-    origin_zh = (
-        "在本类中声明"
-        if builder.declared_in == builder.class_name
-        else f"继承自 {builder.declared_in}"
-    )
-    cond_en = f" (when {builder.condition})" if builder.condition else ""
-    cond_zh = f"（条件：{builder.condition}）" if builder.condition else ""
+    level_en = " / ".join(f"{lv} (when {when})" if when else lv for lv, when in alts)
+    level_zh = " / ".join(f"{lv}（条件：{when}）" if when else lv for lv, when in alts)
+    if builder.decided_by is not None:
+        method = "/".join(profile.methods)
+        origin = f"returned by {method}() of {builder.decided_by}"
+        origin_zh = f"由 {builder.decided_by} 的 {method}() 返回"
+    elif builder.declared_in == builder.class_name:
+        origin, origin_zh = "declared here", "在本类中声明"
+    else:
+        origin = f"inherited from {builder.declared_in}"
+        origin_zh = f"继承自 {builder.declared_in}"
     en = (
-        f"{builder.class_name} claims {level}{cond_en} ({origin}), but its decode threshold "
+        f"{builder.class_name} claims {level_en} ({origin}), but its decode threshold "
         f"cannot grow under speculative decoding ({builder.spec_reason}); full-graph capture "
         f"with MTP/EAGLE will see query lengths above the threshold. Either lower the level to "
         f"a single-token one or let the threshold grow."
     )
     zh = (
-        f"{builder.class_name} 声明支持 {level}{cond_zh}（{origin_zh}），但在推测解码下其 decode "
+        f"{builder.class_name} 声明支持 {level_zh}（{origin_zh}），但在推测解码下其 decode "
         f"阈值无法增大（{builder.spec_reason}）；启用 MTP/EAGLE 时完整 CUDA Graph 捕获会遇到超过"
         f"阈值的 query 长度。应降低为单 token 级别，或让阈值能够随推测 token 数增大。"
     )
