@@ -378,6 +378,30 @@ def history() -> list[Step]:
                         f"    _cudagraph_support = {E}.UNIFORM_SINGLE_TOKEN_DECODE\n")},
         [(gamma2, "GammaMetadataBuilder", "_cudagraph_support", None,
           "UNIFORM_SINGLE_TOKEN_DECODE", "UNIFORM_SINGLE_TOKEN_DECODE", "moved", gamma)]))
+    # class 6: the same returns, decided by a condition now computed another way
+    def alpha_local(expr: str) -> str:
+        return alpha(
+            f"    _cudagraph_support: ClassVar[{E}] = {E}.ALWAYS\n\n"
+            "    def __init__(self, config):\n"
+            "        self._init_reorder_batch_threshold(1, supports_spec_as_decode=True)\n\n"
+            "    @classmethod\n"
+            "    def get_cudagraph_support(cls, config, spec):\n"
+            '        """Full graphs unless a sliding window is in use."""\n'
+            f"        sliding = {expr}\n"
+            "        if sliding:\n"
+            f"            return {E}.NEVER\n"
+            "        return cls._cudagraph_support\n",
+            cls="AlphaAttnMetadataBuilder")
+    alpha_dyn = "NEVER if sliding; else cls._cudagraph_support"
+    add(Step(134, "[Alpha] name the sliding-window test", {
+        ALPHA: alpha_local("config.window_size > 0")},
+        [(ALPHA, "AlphaAttnMetadataBuilder", "get_cudagraph_support", None,
+          "NEVER if config.window_size > 0; else cls._cudagraph_support", alpha_dyn,
+          "dynamic-changed")]))
+    add(Step(135, "[Alpha] windows of one token are not sliding", {
+        ALPHA: alpha_local("config.window_size > 1")},
+        [(ALPHA, "AlphaAttnMetadataBuilder", "get_cudagraph_support", None, alpha_dyn,
+          f"{alpha_dyn} (conditions now computed differently)", "dynamic-changed")]))
     return s
 
 

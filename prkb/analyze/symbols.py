@@ -87,7 +87,8 @@ class ClassFacts:
     spans: dict[str, tuple[int, int]] = field(default_factory=dict)
     # ``values`` as spelled (old level names kept), to tell a level's new name from no change
     spelled: dict[str, str] = field(default_factory=dict)
-    # the AST of each watched method (the profile's dynamic-support methods), as text
+    # the code of each watched method (the profile's dynamic-support methods) as an AST dump,
+    # without decorators or docstring and with family spellings made one: its decision logic
     method_asts: dict[str, str] = field(default_factory=dict)
 
     def span_of_line(self, line: int) -> str | None:
@@ -187,6 +188,19 @@ def _collect_assignments(
 
 
 _normalize = normalize_value
+
+
+def _decision_logic(fn: ast.FunctionDef | ast.AsyncFunctionDef, profile: Profile) -> str:
+    """What a dynamic-support method computes besides its branches and returns (which its
+    returns' text already says): its arguments and every other statement, as AST dumps, with
+    family spellings made one. Decorators, the docstring and the shape of the ``if``/``return``
+    structure (an early return or an ``else``) do not count."""
+    body = fn.body[1:] if ast.get_docstring(fn) else fn.body
+    parts = [ast.dump(fn.args)]
+    for node in ast.walk(ast.Module(body=[*body], type_ignores=[])):
+        if isinstance(node, ast.stmt) and not isinstance(node, ast.If | ast.Return | ast.Pass):
+            parts.append(ast.dump(node))
+    return profile.family_regex.sub(profile.display, "\n".join(sorted(parts)))
 
 
 def _assigned_names(stmt: ast.stmt) -> set[str]:
@@ -290,10 +304,8 @@ def parse_classes(
                         facts.methods.add(stmt.name)
                         first = min([stmt.lineno, *(d.lineno for d in stmt.decorator_list)])
                         facts.spans[stmt.name] = (first, stmt.end_lineno or stmt.lineno)
-                        if stmt.name in watched_methods:  # decorators are not the body
-                            facts.method_asts[stmt.name] = ast.dump(
-                                ast.Module(body=[*stmt.body], type_ignores=[])
-                            ) + ast.dump(stmt.args)
+                        if stmt.name in watched_methods:
+                            facts.method_asts[stmt.name] = _decision_logic(stmt, profile)
                         _method_facts(stmt, facts, wanted_calls)
                         if stmt.name in methods:
                             facts.support[stmt.name] = support_returns(stmt, profile)
@@ -736,7 +748,14 @@ def diff_declarations(
             elif bt != at and _spelling_free(bt, profile) != _spelling_free(at, profile):
                 # (a return of the class's attribute under its new spelling is no change)
                 out.append(SymbolChange(path, cls, m, bt, at, "dynamic-changed"))
+            elif b is not None and a is not None and b.method_asts.get(m) != a.method_asts.get(m):
+                # the same returns, decided by conditions now computed another way
+                out.append(SymbolChange(path, cls, m, bt, f"{at} {COMPUTED_ANEW}",
+                                        "dynamic-changed"))
     return out
+
+
+COMPUTED_ANEW = "(conditions now computed differently)"
 
 
 def _spelling_free(text: str | None, profile: Profile) -> str | None:
