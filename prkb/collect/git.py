@@ -15,7 +15,6 @@ Objects missing from the repository are skipped with one warning naming them.
 
 from __future__ import annotations
 
-import ast
 import fnmatch
 import json
 import os
@@ -24,18 +23,16 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..analyze.declscan import declaration_key
 from ..analyze.symbols import (
     ClassFacts,
-    SourceError,
     diff_declarations,
     moved_declarations,
     pair_moves,
-    parse_classes,
-    parse_source,
 )
 from ..errors import PrkbError
 from ..gitobj import GitError, GitRepo, TreeEntry
@@ -44,6 +41,7 @@ from ..models import SymbolChange
 from ..profile import Profile
 from ..progress import bar
 from ..store import Store
+from .sources import Source, Sources, same_ast
 
 _SUBJECT_PR = re.compile(r"^(?P<title>.*?)\s*\(#(?P<n>\d+)\)\s*$")
 _MERGE_PR = re.compile(r"^Merge pull request #(?P<n>\d+) from (?P<branch>\S+)")
@@ -197,10 +195,13 @@ class DeclarationScan:
     once each.
     """
 
-    def __init__(self, git: GitRepo, profile: Profile, warn: Callable[[str], None]) -> None:
+    def __init__(
+        self, git: GitRepo, profile: Profile, warn: Callable[[str], None], sources: Sources
+    ) -> None:
         self.git = git
         self.profile = profile
         self.warn = warn
+        self.sources = sources
         self.commits = 0
         self._keys: dict[str, str | None] = {}
         self._said: set[str] = set()
@@ -296,23 +297,108 @@ class DeclarationScan:
         commit; the path-limited log cannot see the new name)."""
         parents = self.git.git("rev-list", "--parents", "-n", "1", sha).split()[1:]
         try:
-            raw, _ = changed_files(self.git, parents[0] if parents else None, sha)
+            raw, _ = changed_files(
+                self.git, parents[0] if parents else None, sha, counts_wanted=False
+            )
         except GitError:
             return []
         return [rc for rc in raw if rc.status in "RC" and rc.old_path == path]
 
     def _declarations_differ(self, rc: RawChange) -> bool:
-        sides: list[dict[str, ClassFacts]] = []
-        for blob in (rc.old_sha, rc.new_sha):
-            if set(blob) == {"0"}:
-                sides.append({})
-                continue
-            text = self.git.read_text(blob) or ""
+        before = self.sources.get(rc.old_sha, rc.old_path or rc.path).classes
+        after = self.sources.get(rc.new_sha, rc.path).classes
+        if before is None or after is None:  # missing or not valid Python: said elsewhere
+            return False
+        return bool(diff_declarations(rc.path, before, after, self.profile))
+
+
+def declaring_files(git: GitRepo, rev: str, profile: Profile) -> set[str]:
+    """Files at ``rev`` with a line that looks like a declaration of the family or the
+    definition of a watched method (``git grep``): where the declaration scan starts. The
+    pickaxe's hits add the files that held declarations only in the past; nothing is decided
+    from these lines, they only choose where to look."""
+    fam = "|".join(re.escape(n) for n in profile.family)
+    meth = "|".join(re.escape(n) for n in profile.methods) or "$^"
+    glob = profile.raw["profile"].get("python_glob", "*.py")
+    r = git.run(
+        ["grep", "-l", "-E", f"^[[:space:]]+({fam})[[:space:]]*[:=]|def[[:space:]]+({meth})\\b",
+         rev, "--", glob],
+        check=False,
+    )
+    return {ln.split(":", 1)[1] for ln in r.stdout.splitlines() if ":" in ln}
+
+
+def _scan_job(
+    path: str, profile: Profile, rng: list[str], paths: list[str]
+) -> tuple[list[tuple[str, list[str]]], list[str], int, list[str]]:
+    """The declaration scan in a child process: (found commits, warnings, commits compared,
+    every path scanned, renames followed included)."""
+    warnings: list[str] = []
+    watched = set(paths)
+    with GitRepo(path) as git:
+        scan = DeclarationScan(git, profile, warnings.append, Sources(git, profile))
+        found = [(sha, sorted(files)) for sha, files in scan.changed(rng, watched, set())]
+    return found, warnings, scan.commits, sorted(watched)
+
+
+class BackgroundScan:
+    """:class:`DeclarationScan` over the files known to declare at the start, run in a child
+    process (forked before this process opens any pipe to git), so that it uses the core the
+    pickaxe leaves while this one mines. :meth:`results` then scans in this process the paths
+    learned since (files that declared only in the past), and yields every commit found, oldest
+    first within each part. Where no child process can be had, everything runs here."""
+
+    def __init__(self, git: GitRepo, profile: Profile, rng: list[str], paths: set[str]) -> None:
+        self.git, self.profile, self.rng = git, profile, rng
+        self.paths = set(paths)
+        self.commits = 0
+        self._pool: Any = None
+        self._future: Any = None
+        try:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
+            self._future = self._pool.submit(
+                _scan_job, str(git.path), profile, rng, sorted(self.paths)
+            )
+        except (OSError, ValueError, ImportError):
+            self.close()
+
+    def results(
+        self, known: set[str], warn: Callable[[str], None]
+    ) -> Iterator[tuple[str, set[str]]]:
+        """Commits with changed declarations; ``known`` (the paths the collector has seen
+        declare) gains the paths the scan followed renames to."""
+        done: set[str] = set()
+        found: list[tuple[str, list[str]]] = []
+        if self._future is not None:
             try:
-                sides.append(parse_classes(text, self.profile, filename=rc.path))
-            except SourceError:
-                return False
-        return bool(diff_declarations(rc.path, sides[0], sides[1], self.profile))
+                found, said, commits, scanned = self._future.result()
+            except Exception as e:  # the child died: scan here instead
+                warn(f"declaration scan: the background scan failed ({e}); scanning here")
+            else:
+                for msg in said:
+                    warn(msg)
+                self.commits += commits
+                done = set(scanned)
+        self.close()
+        rest = (known | self.paths) - done
+        if rest:
+            scan = DeclarationScan(self.git, self.profile, warn, Sources(self.git, self.profile))
+            found += [(sha, sorted(files)) for sha, files in scan.changed(self.rng, rest, set())]
+            self.commits += scan.commits
+            done |= rest
+        known |= done
+        merged: dict[str, set[str]] = {}
+        for sha, files in found:
+            merged.setdefault(sha, set()).update(files)
+        yield from merged.items()
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
 
 
 def _raw_block(block: str) -> list[tuple[str, list[RawChange]]]:
@@ -346,7 +432,7 @@ def _match_readable_files(
     blob, each readable pair is compared here, and each unreadable file is skipped by name."""
     parents = git.git("rev-list", "--parents", "-n", "1", sha).split()[1:]
     try:
-        raw, _ = changed_files(git, parents[0] if parents else None, sha)
+        raw, _ = changed_files(git, parents[0] if parents else None, sha, counts_wanted=False)
     except GitError as e:
         warn(f"commit {sha[:12]}: cannot list its files ({e}); skipped")
         return []
@@ -414,12 +500,13 @@ EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 
 def changed_files(
-    git: GitRepo, parent: str | None, sha: str
+    git: GitRepo, parent: str | None, sha: str, *, counts_wanted: bool = True
 ) -> tuple[list[RawChange], dict[str, tuple[int, int]] | None]:
     """The commit's changed files (raw: blob ids, status) and line counts when readable.
 
     One ``diff-tree`` gives both; when an object is missing the counts are None and the
-    listing comes from ``--raw`` alone (which needs no blob contents).
+    listing comes from ``--raw`` alone (which needs no blob contents). Without
+    ``counts_wanted`` only the listing is asked for (no blob is read: cheap on big commits).
     """
     base = parent or EMPTY_TREE
     r = git.run(
@@ -428,7 +515,7 @@ def changed_files(
             "-r",
             "-z",
             "--raw",
-            "--numstat",
+            *(["--numstat"] if counts_wanted else []),
             "-M",
             "--no-commit-id",
             "--no-abbrev",
@@ -437,7 +524,7 @@ def changed_files(
         ],
         check=False,
     )
-    counts: dict[str, tuple[int, int]] | None = {}
+    counts: dict[str, tuple[int, int]] | None = {} if counts_wanted else None
     if r.returncode != 0:
         counts = None
         r = git.run(
@@ -556,10 +643,13 @@ class Blamer:
     commits passed over, and whether the line belongs to a declaration of the family (``decl``).
     """
 
-    def __init__(self, git: GitRepo, profile: Profile, tip: str) -> None:
-        self.git = git
+    def __init__(self, path: str, profile: Profile, tip: str) -> None:
+        # its own repository handle and sources: it runs in a thread beside the collector's
+        self.git = GitRepo(path)
+        git = self.git
         self.profile = profile
-        self._facts: dict[str, tuple[dict[str, Any] | None, str | None]] = {}
+        self.sources = Sources(git, profile)
+        self._pool: ThreadPoolExecutor | None = None
         self._kinds: dict[tuple[str, str, int], str] = {}
         self._times: dict[str, int] = {}
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
@@ -573,7 +663,25 @@ class Blamer:
                 fh.write("\n".join(revs) + "\n")
         self.ignored_revs = set(revs)
 
+    def start(self, jobs: list[tuple[str, str, list[int], set[int]]]) -> _Lineage:
+        """Run the first blame of each ``(parent, path, lines, decl_lines)`` job in this
+        blamer's thread (git does the work; the thread only waits and reads its output) while
+        the caller audits; :meth:`_Lineage.result` then finishes the rows in the caller's
+        thread. Only git runs in the thread: CPython 3.11's parser is not safe to run in two
+        threads at once, and telling a commit's kind parses sources."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="prkb-blame")
+        first = self._pool.submit(
+            lambda: [self._blame(parent, path, lines, []) if lines else []
+                     for parent, path, lines, _ in jobs]
+        )
+        return _Lineage(self, jobs, first)
+
     def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+        self.git.close()
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None
@@ -605,26 +713,6 @@ class Blamer:
                 cur = None
         return out
 
-    def _read(self, blob: str, path: str) -> tuple[dict[str, Any] | None, str | None]:
-        """(classes, module AST dump) of a blob; (None, None) when unreadable."""
-        if blob in self._facts:
-            return self._facts[blob]
-        got: tuple[dict[str, Any] | None, str | None] = (None, None)
-        text = "" if set(blob) == {"0"} else self.git.read_text(blob)
-        if text is not None:
-            try:
-                tree = parse_source(text, path)
-                classes = (
-                    parse_classes(text, self.profile, filename=path, tree=tree)
-                    if self.profile.watch_regex.search(text)
-                    else {}
-                )
-                got = (classes, ast.dump(tree))
-            except SourceError:
-                pass
-        self._facts[blob] = got
-        return got
-
     def kind(self, commit: str, path: str, line: int) -> str:
         """What ``commit`` did to ``line`` of ``path`` (its own numbering): semantic, format or
         rename. Unknown cases count as semantic (blame's answer is kept)."""
@@ -635,23 +723,30 @@ class Blamer:
         parents = self.git.git("rev-list", "--parents", "-n", "1", commit).split()[1:]
         if parents:
             try:
-                raw, _ = changed_files(self.git, parents[0], commit)
+                raw, _ = changed_files(self.git, parents[0], commit, counts_wanted=False)
             except GitError:
                 raw = []
             rc = next((r for r in raw if r.path == path), None)
             if rc is not None and rc.status not in "A":
-                before, bdump = self._read(rc.old_sha, rc.old_path or path)
-                after, adump = self._read(rc.new_sha, path)
-                if bdump is not None and bdump == adump:
+                before = self.sources.get(rc.old_sha, rc.old_path or path)
+                after = self.sources.get(rc.new_sha, path)
+                decl = (
+                    self._decl_kind(path, before.classes, after.classes, line)
+                    if before.classes is not None and after.classes is not None
+                    else None
+                )
+                if decl is not None:
+                    kind = decl
+                elif same_ast(before.tree, after.tree):
                     kind = "format"
-                elif before is not None and after is not None:
-                    kind = self._decl_kind(path, before, after, line)
         self._kinds[key] = kind
         return kind
 
     def _decl_kind(
-        self, path: str, before: dict[str, Any], after: dict[str, Any], line: int
-    ) -> str:
+        self, path: str, before: dict[str, ClassFacts], after: dict[str, ClassFacts], line: int
+    ) -> str | None:
+        """For a line inside a family declaration: format (its value did not change), rename
+        (only its spelling did) or semantic; None for any other line."""
         for cls, facts in after.items():
             name = facts.span_of_line(line)
             if name is None or name not in self.profile.family:
@@ -666,7 +761,7 @@ class Blamer:
             if all(c.direction == "renamed" for c in changes):
                 return "rename"
             return "semantic"
-        return "semantic"
+        return None
 
     def _step_back(self, commit: str, path: str, line: int) -> tuple[str, int, str] | None:
         """(commit, line, file) that last changed the declaration covering ``line`` of
@@ -676,15 +771,15 @@ class Blamer:
         if not parents:
             return None
         try:
-            raw, _ = changed_files(self.git, parents[0], commit)
+            raw, _ = changed_files(self.git, parents[0], commit, counts_wanted=False)
         except GitError:
             return None
         rc = next((r for r in raw if r.path == path), None)
         if rc is None or rc.status == "A":
             return None
         old_path = rc.old_path or path
-        before, _ = self._read(rc.old_sha, old_path)
-        after, _ = self._read(rc.new_sha, path)
+        before = self.sources.get(rc.old_sha, old_path).classes
+        after = self.sources.get(rc.new_sha, path).classes
         for cls, facts in (after or {}).items():
             name = facts.span_of_line(line)
             old = (before or {}).get(cls)
@@ -704,14 +799,22 @@ class Blamer:
         return None
 
     def lineage(
-        self, parent: str, path: str, lines: list[int], decl_lines: set[int]
+        self,
+        parent: str,
+        path: str,
+        lines: list[int],
+        decl_lines: set[int],
+        blamed: list[tuple[int, str, int, str]] | None = None,
     ) -> list[dict[str, Any]]:
         """Rows ``{file, commit, lines, decl, kind, passed}`` for ``lines`` of ``path`` at
-        ``parent`` (the parent's numbering); ``decl_lines`` are those inside a declaration."""
+        ``parent`` (the parent's numbering); ``decl_lines`` are those inside a declaration.
+        ``blamed`` is the first blame of those lines when it was run ahead (:meth:`start`)."""
         if not lines:
             return []
         rows: dict[tuple[str, bool, str, tuple[str, ...]], int] = {}
-        for final, commit, orig, fname in self._blame(parent, path, lines, []):
+        if blamed is None:
+            blamed = self._blame(parent, path, lines, [])
+        for final, commit, orig, fname in blamed:
             passed: list[str] = []
             kind = self.kind(commit, fname, orig)
             while kind != "semantic" and len(passed) < MAX_BLAME_HOPS:
@@ -735,39 +838,53 @@ class Blamer:
         ]
 
 
+@dataclass
+class _Lineage:
+    """Lineage rows of one commit, their first blame running ahead in the blamer's thread."""
+
+    blamer: Blamer
+    jobs: list[tuple[str, str, list[int], set[int]]]
+    first: Future[list[list[tuple[int, str, int, str]]]]
+
+    def result(self) -> list[dict[str, Any]]:
+        return [
+            row
+            for (parent, path, lines, decl), blamed in zip(
+                self.jobs, self.first.result(), strict=True
+            )
+            for row in self.blamer.lineage(parent, path, lines, decl, blamed)
+        ]
+
+
 def _parse(
-    git: GitRepo,
+    sources: Sources,
     sha: str,
     path: str,
-    profile: Profile,
     warn: Callable[[str], None],
     label: str,
     said: set[str] | None = None,
-) -> tuple[str | None, dict[str, Any] | None, bool]:
-    """(text, classes, readable). Missing objects and bad sources are warned once and skipped.
+) -> tuple[Source | None, bool]:
+    """(source, readable). Missing objects and bad sources are warned once and skipped.
 
     ``said`` is the audit's set of warnings given: the same problem is not warned twice.
     """
     if not sha or set(sha) == {"0"}:
-        return None, None, True
-    text = git.read_text(sha)
+        return None, True
+    src = sources.get(sha, path)
     said = said if said is not None else set()
-    if text is None:
+    if src.text is None:
         msg = f"{path}: blob {sha[:12]} is missing from the repository; skipped"
         if msg not in said:
             said.add(msg)
             warn(f"{label}: {path}: object {sha[:12]} is missing from the repository; file skipped")
-        return None, None, False
-    if not profile.watch_regex.search(text):
-        return text, {}, True  # names no family spelling or method: nothing to read
-    try:
-        return text, parse_classes(text, profile, filename=path), True
-    except SourceError as e:
-        msg = f"{path}: {e}; skipped"
+        return None, False
+    if src.error is not None:
+        msg = f"{path}: {src.error}; skipped"
         if msg not in said:
             said.add(msg)
-            warn(f"{label}: {path}: {e}; file skipped")
-        return text, None, False
+            warn(f"{label}: {path}: {src.error}; file skipped")
+        return src, False
+    return src, True
 
 
 def collect_git(
@@ -829,12 +946,16 @@ def collect_git(
         auditor = _Auditor(git, profile, warn) if audit else None
         boundary = git.shallow_boundary()
         known = store.get_state("git", scope, "decl_paths")
+        sources = Sources(git, profile)
         run = _Run(
             store, git, profile, repo_name, stats, warn, auditor,
-            Blamer(git, profile, tip) if lineage else None,
-            set(json.loads(known)) if known else set(), fork,
+            Blamer(str(path), profile, tip) if lineage else None,
+            set(json.loads(known)) if known else set(), fork, sources,
         )
         hits: set[str] = set()
+        # the declaration scan runs in a child process while git searches and this one mines
+        background = BackgroundScan(git, profile, rng, run.decl_paths | declaring_files(
+            git, tip, profile))
         try:
             with bar("collect git", total=None, quiet=quiet) as b:
                 for sha, files in pickaxe(git, rng, profile, warn):
@@ -852,14 +973,17 @@ def collect_git(
                 # commits the pickaxe cannot see: a declaration changed on a line that names
                 # no family spelling (a condition, a continuation line)
                 b.note("declaration scan")
-                scan = DeclarationScan(git, profile, warn)
-                for sha, changed in scan.changed(rng, run.decl_paths, hits | mined | boundary):
+                skip = hits | mined | boundary
+                for sha, changed in background.results(run.decl_paths, warn):
+                    if sha in skip:
+                        continue
                     stats.scan_hits += 1
                     b.note(sha[:10])
                     _mine_commit(run, sha, changed)
                     b.advance()
-                stats.scanned = scan.commits
+                stats.scanned = background.commits
         finally:
+            background.close()
             if run.blamer is not None:
                 run.blamer.close()
     from ..graph import build_relations  # networkx: imported only when there is work
@@ -959,19 +1083,6 @@ def _methods_rewritten(
     return out
 
 
-def _same_ast(before: str | None, after: str | None, path: str) -> bool:
-    """Whether two texts of one file are equal as Python ASTs (a reformat); False when
-    either side is absent or is not valid Python."""
-    if before is None or after is None:
-        return False
-    if before == after:
-        return True
-    try:
-        return ast.dump(parse_source(before, path)) == ast.dump(parse_source(after, path))
-    except SourceError:
-        return False
-
-
 @dataclass
 class _Run:
     """What one collection shares across the commits it mines."""
@@ -986,6 +1097,7 @@ class _Run:
     blamer: Blamer | None
     decl_paths: set[str]
     fork: str | None
+    sources: Sources
 
 
 def _mine_commit(run: _Run, sha: str, matched: set[str]) -> None:
@@ -1016,19 +1128,21 @@ def _mine_commit(run: _Run, sha: str, matched: set[str]) -> None:
             continue  # neither the pickaxe nor the declaration scan saw a change in this file
         old_path = rc.old_path or rc.path
         said = auditor.cache.warned if auditor is not None else None
-        btext, before, ok_b = _parse(git, rc.old_sha, old_path, profile, _warn, label, said)
-        atext, after, ok_a = _parse(git, rc.new_sha, rc.path, profile, _warn, label, said)
+        bsrc, ok_b = _parse(run.sources, rc.old_sha, old_path, _warn, label, said)
+        asrc, ok_a = _parse(run.sources, rc.new_sha, rc.path, _warn, label, said)
         watched.append(rc.path)
         if not (ok_a and ok_b):
             notes.append(f"{rc.path}: not analysed (object missing or unreadable)")
             continue
+        before = bsrc.classes if bsrc is not None else None
+        after = asrc.classes if asrc is not None else None
         found = diff_declarations(rc.path, before, after, profile) if (before or after) else []
         if rc.status == "R" and rc.old_path:
             found += moved_declarations(rc.old_path, rc.path, before, after, profile)
         changes.extend(found)
         if _holds_declarations(before) or _holds_declarations(after):
             decl_paths.update(p for p in (rc.path, rc.old_path) if p)
-        if found or not _same_ast(btext, atext, rc.path):
+        if found or bsrc is None or asrc is None or not same_ast(bsrc.tree, asrc.tree):
             semantic.add(rc.path)
         # the members whose value changed (a renamed one did not), on the parent's side
         moved = {
@@ -1041,7 +1155,7 @@ def _mine_commit(run: _Run, sha: str, matched: set[str]) -> None:
         )
     changes = pair_moves(changes)
     patches = file_patch(git, parent, sha, watched)
-    lineage_rows: list[dict[str, Any]] = []
+    jobs: list[tuple[str, str, list[int], set[int]]] = []
     # the repository lists its formatting commits for blame to ignore: they have no lineage
     if blamer is not None and parent and sha not in blamer.ignored_revs:
         for p in watched:
@@ -1051,7 +1165,9 @@ def _mine_commit(run: _Run, sha: str, matched: set[str]) -> None:
             # declaration lines count only where the class's value changed (not renamed)
             lines = removed_lines(patches.get(p, ""), profile, extra=changed, skip=every)
             src = next((r.old_path or r.path for r in raw if r.path == p), p)
-            lineage_rows.extend(blamer.lineage(parent, src, sorted(set(lines)), every))
+            jobs.append((parent, src, sorted(set(lines)), every))
+    # blame (mostly waiting for git) runs in a thread while the audit (Python) runs here
+    lineage_rows = blamer.start(jobs) if blamer is not None else None
     findings: list[dict[str, Any]] = []
     levels: list[dict[str, Any]] = []
     if auditor is not None:
@@ -1122,7 +1238,7 @@ def _mine_commit(run: _Run, sha: str, matched: set[str]) -> None:
             "symbol_changes": [c.to_json() for c in changes],
             "findings": findings,
             "builder_levels": levels,
-            "lineage": lineage_rows,
+            "lineage": lineage_rows.result() if lineage_rows is not None else [],
             "notes": notes,
         },
     }

@@ -1,0 +1,94 @@
+"""Python sources of one repository read once: text, syntax tree and class facts by blob id.
+
+The git collector reads the same blobs from several places (the commit being mined, the
+declaration scan, blame's look at the commit it lands on); :class:`Sources` parses each blob
+once and keeps the most recent ones. :func:`same_ast` compares two trees node by node and stops
+at the first difference, which is what a "was this only reformatted?" question needs.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import OrderedDict
+from dataclasses import dataclass
+from itertools import zip_longest
+
+from ..analyze.symbols import ClassFacts, SourceError, parse_classes, parse_source
+from ..gitobj import GitRepo
+from ..profile import Profile
+
+NULL_BLOB = "0" * 40
+
+
+@dataclass
+class Source:
+    """One blob as Python: ``text`` is None when the object is missing; ``error`` says why the
+    text is not valid Python; ``classes`` are its class facts (empty when the text names no
+    watched identifier)."""
+
+    text: str | None
+    tree: ast.Module | None = None
+    classes: dict[str, ClassFacts] | None = None
+    error: str | None = None
+
+
+class Sources:
+    """Blob id -> :class:`Source`, parsed on first use; the newest ``size`` are kept."""
+
+    def __init__(self, git: GitRepo, profile: Profile, size: int = 512) -> None:
+        self.git = git
+        self.profile = profile
+        self.size = size
+        self._items: OrderedDict[str, Source] = OrderedDict()
+
+    def get(self, blob: str, path: str) -> Source:
+        if not blob or set(blob) == {"0"}:
+            return Source("", None, {})
+        got = self._items.get(blob)
+        if got is not None:
+            self._items.move_to_end(blob)
+            return got
+        got = self._read(blob, path)
+        self._items[blob] = got
+        if len(self._items) > self.size:
+            self._items.popitem(last=False)
+        return got
+
+    def _read(self, blob: str, path: str) -> Source:
+        text = self.git.read_text(blob)
+        if text is None:
+            return Source(None)
+        try:
+            tree = parse_source(text, path)
+            classes = (
+                parse_classes(text, self.profile, filename=path, tree=tree)
+                if self.profile.watch_regex.search(text)
+                else {}
+            )
+        except SourceError as e:
+            return Source(text, error=str(e))
+        return Source(text, tree, classes)
+
+
+def same_ast(a: ast.AST | None, b: ast.AST | None) -> bool:
+    """Whether two syntax trees are equal (positions aside), stopping at the first difference."""
+    if a is None or b is None:
+        return False
+    for x, y in zip_longest(ast.walk(a), ast.walk(b)):
+        if x is None or y is None or type(x) is not type(y):
+            return False
+        for name in x._fields:
+            vx, vy = getattr(x, name, None), getattr(y, name, None)
+            if isinstance(vx, list) and isinstance(vy, list):
+                if len(vx) != len(vy):
+                    return False
+                if any(
+                    not isinstance(i, ast.AST) and i != j for i, j in zip(vx, vy, strict=True)
+                ):
+                    return False
+            elif isinstance(vx, ast.AST) or isinstance(vy, ast.AST):
+                if type(vx) is not type(vy):
+                    return False
+            elif vx != vy or type(vx) is not type(vy):
+                return False
+    return True
