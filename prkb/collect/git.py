@@ -27,7 +27,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..analyze.declscan import declaration_key
 from ..analyze.symbols import (
     ClassFacts,
     diff_declarations,
@@ -203,20 +202,17 @@ class DeclarationScan:
         self.warn = warn
         self.sources = sources
         self.commits = 0
-        self._keys: dict[str, str | None] = {}
         self._said: set[str] = set()
 
     def _key(self, blob: str, path: str) -> str | None:
         if set(blob) == {"0"}:
             return ""
-        if blob not in self._keys:
-            text = self.git.read_text(blob)
-            if text is None and blob not in self._said:
-                self._said.add(blob)
-                self.warn(f"declaration scan: {path}: object {blob[:12]} is missing from the "
-                          "repository; this version of the file is skipped")
-            self._keys[blob] = None if text is None else declaration_key(text, self.profile)
-        return self._keys[blob]
+        key = self.sources.key(blob)
+        if key is None and blob not in self._said:
+            self._said.add(blob)
+            self.warn(f"declaration scan: {path}: object {blob[:12]} is missing from the "
+                      "repository; this version of the file is skipped")
+        return key
 
     def _log(self, rng: list[str], paths: list[str]) -> list[tuple[str, list[RawChange]]]:
         """Commits (newest first) touching ``paths``, each with its raw changes to them. When
@@ -838,6 +834,41 @@ class Blamer:
         ]
 
 
+def _key(
+    sources: Sources,
+    sha: str,
+    path: str,
+    warn: Callable[[str], None],
+    label: str,
+    said: set[str] | None,
+) -> tuple[str, bool]:
+    """(declaration key, readable) of one side of a changed file; a missing object is warned
+    once (see :func:`_parse`)."""
+    if not sha or set(sha) == {"0"}:
+        return "", True
+    key = sources.key(sha)
+    if key is None:
+        _parse(sources, sha, path, warn, label, said)
+        return "", False
+    return key, True
+
+
+_NOT_CODE = re.compile(r"[\s(),\\]+")
+
+
+def _reformatted(sources: Sources, rc: RawChange, patch: str) -> bool:
+    """Whether a file's change is formatting only: its removed and added lines hold the same
+    text once spaces, line breaks, parentheses, commas and backslashes are dropped (a cheap
+    test, so most files are never parsed for it), and the two sides are equal as ASTs."""
+    gone = [ln[1:] for ln in patch.split("\n") if ln.startswith("-")]
+    came = [ln[1:] for ln in patch.split("\n") if ln.startswith("+")]
+    if _NOT_CODE.sub("", "".join(gone)) != _NOT_CODE.sub("", "".join(came)):
+        return False
+    before = sources.get(rc.old_sha, rc.old_path or rc.path)
+    after = sources.get(rc.new_sha, rc.path)
+    return same_ast(before.tree, after.tree)
+
+
 @dataclass
 class _Lineage:
     """Lineage rows of one commit, their first blame running ahead in the blamer's thread."""
@@ -1119,30 +1150,41 @@ def _mine_commit(run: _Run, sha: str, matched: set[str]) -> None:
     if counts is None:
         notes.append("line counts unavailable: an object of this commit is missing")
     changes: list[SymbolChange] = []
-    watched: list[str] = []
+    watched = [
+        rc.path for rc in raw if rc.path in matched or (rc.old_path or "") in matched
+    ]  # the files the pickaxe or the declaration scan saw change
+    patches = file_patch(git, parent, sha, watched)
     # per watched file: the parent's declaration lines, and whether it changed beyond format
     spans_before: dict[str, tuple[set[int], set[int]]] = {}
     semantic: set[str] = set()
+    said = auditor.cache.warned if auditor is not None else None
     for rc in raw:
-        if rc.path not in matched and (rc.old_path or "") not in matched:
-            continue  # neither the pickaxe nor the declaration scan saw a change in this file
+        if rc.path not in watched:
+            continue
         old_path = rc.old_path or rc.path
-        said = auditor.cache.warned if auditor is not None else None
-        bsrc, ok_b = _parse(run.sources, rc.old_sha, old_path, _warn, label, said)
-        asrc, ok_a = _parse(run.sources, rc.new_sha, rc.path, _warn, label, said)
-        watched.append(rc.path)
+        bkey, ok_b = _key(run.sources, rc.old_sha, old_path, _warn, label, said)
+        akey, ok_a = _key(run.sources, rc.new_sha, rc.path, _warn, label, said)
         if not (ok_a and ok_b):
             notes.append(f"{rc.path}: not analysed (object missing or unreadable)")
             continue
-        before = bsrc.classes if bsrc is not None else None
-        after = asrc.classes if asrc is not None else None
-        found = diff_declarations(rc.path, before, after, profile) if (before or after) else []
-        if rc.status == "R" and rc.old_path:
-            found += moved_declarations(rc.old_path, rc.path, before, after, profile)
-        changes.extend(found)
-        if _holds_declarations(before) or _holds_declarations(after):
+        if any(run.sources.declares(b) for b in (rc.old_sha, rc.new_sha)):
             decl_paths.update(p for p in (rc.path, rc.old_path) if p)
-        if found or bsrc is None or asrc is None or not same_ast(bsrc.tree, asrc.tree):
+        before: dict[str, ClassFacts] | None = None
+        after: dict[str, ClassFacts] | None = None
+        found: list[SymbolChange] = []
+        if bkey != akey or rc.status == "R":  # the declarations may differ: read them
+            bsrc, ok_b = _parse(run.sources, rc.old_sha, old_path, _warn, label, said)
+            asrc, ok_a = _parse(run.sources, rc.new_sha, rc.path, _warn, label, said)
+            if not (ok_a and ok_b):
+                notes.append(f"{rc.path}: not analysed (object missing or unreadable)")
+                continue
+            before = bsrc.classes if bsrc is not None else None
+            after = asrc.classes if asrc is not None else None
+            found = diff_declarations(rc.path, before, after, profile) if (before or after) else []
+            if rc.status == "R" and rc.old_path:
+                found += moved_declarations(rc.old_path, rc.path, before, after, profile)
+        changes.extend(found)
+        if found or not _reformatted(run.sources, rc, patches.get(rc.path, "")):
             semantic.add(rc.path)
         # the members whose value changed (a renamed one did not), on the parent's side
         moved = {
@@ -1154,7 +1196,6 @@ def _mine_commit(run: _Run, sha: str, matched: set[str]) -> None:
             _family_lines(before, profile, only=moved),
         )
     changes = pair_moves(changes)
-    patches = file_patch(git, parent, sha, watched)
     jobs: list[tuple[str, str, list[int], set[int]]] = []
     # the repository lists its formatting commits for blame to ignore: they have no lineage
     if blamer is not None and parent and sha not in blamer.ignored_revs:

@@ -9,10 +9,12 @@ at the first difference, which is what a "was this only reformatted?" question n
 from __future__ import annotations
 
 import ast
+import re
 from collections import OrderedDict
 from dataclasses import dataclass
 from itertools import zip_longest
 
+from ..analyze.declscan import declaration_key
 from ..analyze.symbols import ClassFacts, SourceError, parse_classes, parse_source
 from ..gitobj import GitRepo
 from ..profile import Profile
@@ -33,13 +35,47 @@ class Source:
 
 
 class Sources:
-    """Blob id -> :class:`Source`, parsed on first use; the newest ``size`` are kept."""
+    """Blob id -> :class:`Source`, parsed on first use; the newest ``size`` are kept. Cheaper
+    questions (:meth:`key`, :meth:`declares`) read the text without parsing it."""
 
     def __init__(self, git: GitRepo, profile: Profile, size: int = 512) -> None:
         self.git = git
         self.profile = profile
         self.size = size
         self._items: OrderedDict[str, Source] = OrderedDict()
+        self._keys: OrderedDict[str, tuple[str | None, bool]] = OrderedDict()
+        fam = "|".join(re.escape(n) for n in profile.family)
+        meth = "|".join(re.escape(n) for n in profile.methods) or "(?!)"
+        self._declares = re.compile(
+            rf"^[ \t]+(?:{fam})[ \t]*[:=]|def[ \t]+(?:{meth})\b", re.MULTILINE
+        )
+
+    def _text_facts(self, blob: str) -> tuple[str | None, bool]:
+        """(declaration key, declares) of a blob; (None, False) when it is missing."""
+        got = self._keys.get(blob)
+        if got is None:
+            src = self._items.get(blob)
+            text = src.text if src is not None else self.git.read_text(blob)
+            got = (
+                (None, False) if text is None
+                else (declaration_key(text, self.profile), bool(self._declares.search(text)))
+            )
+            self._keys[blob] = got
+            if len(self._keys) > 4 * self.size:
+                self._keys.popitem(last=False)
+        return got
+
+    def key(self, blob: str) -> str | None:
+        """The blob's :func:`declaration_key` (None: missing from the repository)."""
+        return self._text_facts(blob)[0]
+
+    def declares(self, blob: str) -> bool:
+        """Whether a line of the blob looks like a family declaration or the definition of a
+        watched method (to choose the files the declaration scan watches; nothing is decided
+        from it). False for an empty or missing blob."""
+        if not blob or set(blob) == {"0"}:
+            return False
+        return self._text_facts(blob)[1]
 
     def get(self, blob: str, path: str) -> Source:
         if not blob or set(blob) == {"0"}:
