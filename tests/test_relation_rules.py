@@ -251,6 +251,17 @@ def test_bundled_47310_is_an_alternative_to_47144_not_superseded(bundled: Store)
     assert not [k for k, v in got.items() if v[0] == "supersedes"]
     assert got[("pr:47144", "pr:42885")][0] == "fixes-regression-from"
     assert ("pr:47310", "pr:42885") not in got
-    # blame alone no longer calls anything a regression fix on the bundled history
-    assert not [k for k, v in got.items() if v[0] == "fixes-regression-from"
-                and v[1] == "lineage"]
+    # blame calls a PR a regression fix on the bundled history only where the blamed lines
+    # declare a class's level that the earlier PR added or raised and the later PR lowers
+    # (#25982 took the DeepSeek V3.2 indexer back from the UNIFORM_BATCH #25896 gave it)
+    lineage_fixes = sorted(k for k, v in got.items()
+                           if v[0] == "fixes-regression-from" and v[1] == "lineage")
+    assert lineage_fixes == [("pr:25982", "pr:25896")]
+
+    def directions(key: str, cls: str) -> set[str]:
+        return {r[0] for r in bundled.conn.execute(
+            "SELECT s.direction FROM symbol_changes s JOIN prs p ON p.id = s.pr_id"
+            " WHERE p.number = ? AND s.class_name = ?", (int(key[3:]), cls))}
+
+    assert "lowered" in directions("pr:25982", "DeepseekV32IndexerMetadataBuilder")
+    assert directions("pr:25896", "DeepseekV32IndexerMetadataBuilder") & {"added", "raised"}
