@@ -402,6 +402,19 @@ def history() -> list[Step]:
         ALPHA: alpha_local("config.window_size > 1")},
         [(ALPHA, "AlphaAttnMetadataBuilder", "get_cudagraph_support", None, alpha_dyn,
           f"{alpha_dyn} (conditions now computed differently)", "dynamic-changed")]))
+    # class 4: a raise whose threshold grows with the speculative tokens (an __init__ `+=`):
+    # the audit reads it as consistent, so no report may warn that the threshold cannot grow
+    delta = "vllm/v1/attention/backends/delta_attn.py"
+    add(Step(136, "[Perf][Spec Decode] Delta: uniform batch for MTP", {
+        delta: builder(
+            "DeltaMetadataBuilder", UTILS_MOD, "AttentionMetadataBuilder",
+            f"    _cudagraph_support: ClassVar[{E}] = {E}.UNIFORM_BATCH\n"
+            "    reorder_batch_threshold: ClassVar[int] = 1\n\n"
+            "    def __init__(self, config):\n"
+            "        self.num_speculative_tokens = config.num_speculative_tokens\n"
+            "        self.reorder_batch_threshold += self.num_speculative_tokens\n")},
+        [(delta, "DeltaMetadataBuilder", "_cudagraph_support", None, None, "UNIFORM_BATCH",
+          "added")]))
     return s
 
 
@@ -581,3 +594,54 @@ def test_lineage_rows_say_what_blame_passed(collected: tuple[Built, Path], figur
     assert all(r["kind"] == "semantic" for r in decl)
     assert all(set(r["passed"]) <= passable for r in decl)
     figures.add("accuracy", "facts checked", 3)
+
+
+WARNING_EN = "cannot grow under speculative decoding"
+WARNING_ZH = "无法增大"
+
+
+def test_report_statements(collected: tuple[Built, Path], figures) -> None:
+    """What the reports of the generated history must and must not say (both languages)."""
+    from prkb.render.report import render_report
+
+    built, db = collected
+    checked = 0
+    with Store(db) as st:
+        def rep(ref: int | str, lang: str = "en") -> str:
+            return render_report(st, ref, lang=lang, fmt="md", profile=PROFILE)
+
+        # the audit's judgement, never a second heuristic: #110 is flagged, #136 grows its
+        # threshold with `+= num_speculative_tokens`, so only #110 warns
+        assert WARNING_EN in rep(110) and WARNING_ZH in rep(110, "zh")
+        for pr in (136, 114, 124):
+            assert WARNING_EN not in rep(pr), pr
+            assert WARNING_ZH not in rep(pr, "zh"), pr
+        assert "grows under speculative decoding" in rep(136)
+        checked += 8
+        # a relation inferred from blame is marked as inferred in both languages
+        en, zh = rep(111), rep(111, "zh")
+        assert "#110" in en and "(inferred)" in en
+        assert "#110" in zh and "（推测）" in zh
+        checked += 2
+        # the formatter's record (if any) changes nothing and links to nothing
+        fmt = next(i for i, s_ in enumerate(built.steps) if s_.pr == 106)
+        row = st.conn.execute("SELECT ref FROM prs WHERE merge_commit_sha=?",
+                              (built.shas[fmt],)).fetchone()
+        if row is not None:
+            text = rep(row[0])
+            assert "level-raised" not in text and "#10" not in text.split("Related")[-1]
+            checked += 1
+        # a fork's own commit links to the fork
+        fork_sha = next(built.shas[i] for i, s_ in enumerate(built.steps) if s_.pr is None)
+        assert f"https://github.com/{FORK}/commit/{fork_sha}" in rep(fork_sha)
+        checked += 1
+        # a PR of hundreds of files reads at normal length and counts the rest
+        big = rep(121)
+        assert "and 240 other files (240 lines changed)" in big  # 241 files, one declares
+        assert len(big.splitlines()) < 200
+        checked += 2
+        # a move and a level's new name are said as such
+        assert "moved from `vllm/v1/attention/backends/gamma_attn.py`" in rep(133)
+        assert "whose old name `PURE_DECODE_ONLY` is now spelled" in rep(132)
+        checked += 2
+    figures.add("accuracy", "facts checked", checked)
