@@ -146,6 +146,43 @@ def compare(db: Path, truth_path: Path) -> dict[str, Any]:
     return {"totals": totals, "differences": rows}
 
 
+WARNINGS = {"en": "cannot grow under speculative decoding", "zh": "无法增大"}
+
+
+def report_check(db: Path) -> dict[str, Any]:
+    """Every report of the knowledge base, in both languages, against the audit's own reading:
+    a report may warn that a builder's decode threshold cannot grow only when the audit stored a
+    finding for the PR or read that builder as not ready at the PR's commit."""
+    from prkb.profile import load_profile
+    from prkb.render.report import render_report
+    from prkb.store import Store
+
+    profile = load_profile()
+    out: dict[str, Any] = {"reports": 0, "warnings": 0, "contradicted": []}
+    with Store(db) as st:
+        for row in st.conn.execute("SELECT id, ref, merge_commit_sha, repo FROM prs").fetchall():
+            pinned = {
+                r[0] for r in st.conn.execute(
+                    "SELECT class_name FROM findings WHERE pr_id=?", (row["id"],))
+            } | {
+                r[0] for r in st.conn.execute(
+                    "SELECT b.class_name FROM builder_levels b JOIN symbol_changes s"
+                    " ON s.class_name = b.class_name AND s.pr_id = ?"
+                    " WHERE b.commit_sha = ? AND b.spec_ready = 0"
+                    " AND s.direction IN ('added', 'raised', 'changed', 'dynamic-added',"
+                    " 'dynamic-changed')",
+                    (row["id"], row["merge_commit_sha"]))
+            }
+            for lang, phrase in WARNINGS.items():
+                text = render_report(st, row["ref"], lang=lang, fmt="md", profile=profile)
+                out["reports"] += 1
+                warned = phrase in text
+                out["warnings"] += warned
+                if warned and not pinned:
+                    out["contradicted"].append(f"{row['ref']} ({lang})")
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("db")
@@ -153,6 +190,7 @@ def main() -> int:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     res = compare(Path(args.db), Path(args.truth))
+    res["reports"] = report_check(Path(args.db))
     if args.json:
         print(json.dumps(res, indent=1))
         return 0
@@ -168,7 +206,13 @@ def main() -> int:
         f"{t['formatting_with_change_or_relation']}; entries of the reading that are halves of a "
         f"move (compared as one moved entry each): {t['move_entries']}"
     )
-    return 0 if not res["differences"] else 1
+    r = res["reports"]
+    print(
+        f"reports rendered: {r['reports']} (zh and en); with the threshold warning: "
+        f"{r['warnings']}; warnings the audit's reading does not support: "
+        f"{len(r['contradicted'])} {r['contradicted']}"
+    )
+    return 0 if not res["differences"] and not res["reports"]["contradicted"] else 1
 
 
 if __name__ == "__main__":

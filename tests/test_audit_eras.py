@@ -74,6 +74,27 @@ def test_class_attribute_above_one_lets_it_grow(tmp_path):
     assert _flagged(res) == []
 
 
+def test_own_decode_split_that_grows_is_ready(tmp_path):
+    """A builder that pins the reorder threshold at 1 but splits decodes from prefills by a
+    threshold of its own that adds the speculative tokens (the DeepSeek V4 sliding-window
+    builder's shape) takes uniform speculative batches as decodes: not flagged."""
+    own = (
+        "reorder_batch_threshold: ClassVar[int] = 1\n\n"
+        "def __init__(self, config):\n"
+        "    self.num_speculative_tokens = config.num_speculative_tokens\n"
+        "    self.decode_threshold = self.reorder_batch_threshold + self.num_speculative_tokens\n"
+    )
+    res, b = _one(tmp_path, own)
+    assert b.spec_ready is True
+    assert "splits decodes by its own decode_threshold" in b.spec_reason
+    assert _flagged(res) == []
+    # the same split pinned at the reorder threshold grows nothing: flagged
+    pinned = own.replace(" + self.num_speculative_tokens", "")
+    res, b = _one(tmp_path / "pinned", pinned)
+    assert b.spec_ready is False
+    assert _flagged(res) == ["OneMetadataBuilder"]
+
+
 def test_class_attribute_none_means_no_reordering(tmp_path):
     res, b = _one(tmp_path, "reorder_batch_threshold = None")
     assert b.spec_ready is None and "does not apply" in b.spec_reason

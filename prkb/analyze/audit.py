@@ -366,7 +366,9 @@ def _load_modules(
     glob = profile.raw.get("profile", {}).get("python_glob", "*.py")
     extra = _extra_attrs(profile)
     calls = tuple(str(c) for c in [audit.get("reorder_call")] if c)
-    thresholds = tuple(str(a) for a in [audit.get("threshold_attr")] if a)
+    thresholds = tuple(
+        str(a) for a in [audit.get("threshold_attr"), *audit.get("split_attrs", [])] if a
+    )
     relevant = _relevance_regex(profile)
     out: dict[str, ModuleFacts] = {}
     if entries is None:

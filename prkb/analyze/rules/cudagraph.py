@@ -409,7 +409,24 @@ def spec_readiness(chain: list[Link], is_mla: bool, profile: Profile) -> tuple[b
     reading = below.init_from(0) or below.class_attr(0)
     if reading is None:
         return _not_applicable(profile)
-    return _verdict(reading, profile)
+    ready, why = _verdict(reading, profile)
+    if ready is False:
+        split = _own_split(chain, profile)
+        if split is not None:
+            return True, f"{reading.why}, but {split}"
+    return ready, why
+
+
+def _own_split(chain: list[Link], profile: Profile) -> str | None:
+    """How a builder splits decodes by a threshold of its own (``audit.split_attrs``, set in
+    ``__init__``) that grows with the speculative tokens; None when none does."""
+    for attr in (str(a) for a in _cfg(profile, "split_attrs", [])):
+        own = _Chain(chain, profile)
+        own.attr = attr
+        reading = own.init_from(0)
+        if reading is not None and reading.state == "grows":
+            return f"it splits decodes by its own {attr}: {reading.why}"
+    return None
 
 
 def flagged_alternatives(builder: BuilderInfo, profile: Profile) -> list[tuple[str, str | None]]:
