@@ -10,6 +10,7 @@ return and under which conditions, how ``__init__`` sets the audit's threshold a
 from __future__ import annotations
 
 import ast
+import bisect
 import warnings
 from dataclasses import dataclass, field
 
@@ -282,6 +283,13 @@ def parse_classes(
     wanted_attrs = {a for a in threshold_attrs if a in source}
     methods = set(profile.methods)
     out: dict[str, ClassFacts] = {}
+    # the lines that name a wanted call or attribute: a method whose lines hold none of them
+    # has nothing to record and is not walked (most methods of a large backend file)
+    hits = _lines_naming(source, wanted_calls | wanted_attrs)
+
+    def mentions(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        i = bisect.bisect_left(hits, fn.lineno)
+        return i < len(hits) and hits[i] <= (fn.end_lineno or fn.lineno)
 
     def visit(node: ast.AST, prefix: str) -> None:
         # classes are statements: walk statement lists only, never expressions
@@ -306,16 +314,17 @@ def parse_classes(
                         facts.spans[stmt.name] = (first, stmt.end_lineno or stmt.lineno)
                         if stmt.name in watched_methods:
                             facts.method_asts[stmt.name] = _decision_logic(stmt, profile)
-                        _method_facts(stmt, facts, wanted_calls)
+                        named = mentions(stmt)
+                        _method_facts(stmt, facts, wanted_calls if named else set())
                         if stmt.name in methods:
                             facts.support[stmt.name] = support_returns(stmt, profile)
                         if stmt.name == "__init__":
                             facts.init_calls_super = _calls_parent_init(stmt)
-                            if wanted_attrs or wanted_calls:
+                            if named and (wanted_attrs or wanted_calls):
                                 facts.threshold = threshold_sets(
                                     stmt, wanted_attrs, wanted_calls
                                 )
-                        elif wanted_calls:
+                        elif wanted_calls and named:
                             later.extend(
                                 s for s in threshold_sets(stmt, set(), wanted_calls)
                                 if s.kind == "call"
@@ -336,6 +345,17 @@ def parse_classes(
 
 
 _STMT_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _lines_naming(source: str, names: set[str]) -> list[int]:
+    """Sorted 1-based numbers of the lines where any of ``names`` occurs (as text)."""
+    rows: set[int] = set()
+    for name in names:
+        at = source.find(name)
+        while at >= 0:
+            rows.add(source.count("\n", 0, at) + 1)
+            at = source.find(name, at + len(name))
+    return sorted(rows)
 
 
 def _child_statements(node: ast.AST) -> list[ast.AST]:
