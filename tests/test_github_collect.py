@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from collections.abc import Iterator
@@ -13,7 +14,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from ghserver import FIXTURE_KEPT, FakeGitHub, Fault, fixture_repo
+from ghserver import FIXTURE_KEPT, FakeGitHub, FakeRepo, Fault, file_entry, fixture_repo, make_pr
 
 from prkb.collect.github import GithubStats, collect_github
 from prkb.collect.snapshot import export_records
@@ -194,3 +195,153 @@ def test_unauthenticated_and_bad_input(tmp_path: Path, server: FakeGitHub) -> No
         with pytest.raises(PrkbError, match="404"):
             collect_github(store, "someone/else", load_profile(), token=TOKEN,
                            api_url=server.url)
+
+
+# --- the one line matcher: a value changed on a declaration's continuation line ------------
+
+TOY = "vllm/v1/attention/backends/toy_graph.py"
+DEEP = "vllm/v1/attention/backends/deep_graph.py"
+
+# (a) only the continuation line of a parenthesised declaration changes; the hunk's context
+# shows the declaration's first line, as GitHub's three lines of context do
+CONTINUATION = (
+    "@@ -52,7 +52,7 @@ class ToyGraphMetadataBuilder(AttentionMetadataBuilder):\n"
+    "     reorder_batch_threshold: int = 1\n"
+    " \n"
+    "     _cudagraph_support = (\n"
+    "-        AttentionCGSupport.UNIFORM_SINGLE_TOKEN_DECODE\n"
+    "+        AttentionCGSupport.UNIFORM_BATCH\n"
+    "     )\n"
+    " \n"
+    "     def __init__(self, spec, layers, config, device):\n"
+)
+# (b) an unrelated line of the same file; the level stands on unchanged context lines only
+UNRELATED = (
+    "@@ -54,6 +54,7 @@ class ToyGraphMetadataBuilder(AttentionMetadataBuilder):\n"
+    "     _cudagraph_support = (\n"
+    "         AttentionCGSupport.UNIFORM_SINGLE_TOKEN_DECODE\n"
+    "     )\n"
+    "+    # graphs are captured once per layer group\n"
+    " \n"
+    "     def __init__(self, spec, layers, config, device):\n"
+)
+# (c) longer identifiers that contain a family spelling or the method's name
+LONGER = (
+    "@@ -80,6 +80,7 @@ class ToyGraphMetadataBuilder(AttentionMetadataBuilder):\n"
+    "     def build(self, common_prefix_len, common_attn_metadata):\n"
+    "-        self.attn_cudagraph_support_extra = None\n"
+    "+        self.attn_cudagraph_support_extra = {}\n"
+    "+        get_cudagraph_support_cached = MyAttentionCGSupport.NEVER\n"
+    "         return None\n"
+)
+# (d) and (e): the changed line is too far below the declaration's first line for the hunk
+# to show it, so the patch cannot tell which declaration changed
+DEEP_HUNK = (
+    "@@ -62,7 +62,7 @@ class DeepGraphMetadataBuilder(AttentionMetadataBuilder):\n"
+    "         if use_fast_path\n"
+    "         else AttentionCGSupport.UNIFORM_BATCH\n"
+    "         if use_spec_path\n"
+    "-        else AttentionCGSupport.NEVER\n"
+    "+        else AttentionCGSupport.UNIFORM_SINGLE_TOKEN_DECODE\n"
+    "     )\n"
+    " \n"
+    "     def __init__(self, spec, layers, config, device):\n"
+)
+
+
+def _deep_source(last: str) -> str:
+    return "\n".join([
+        "from vllm.v1.attention.backend import AttentionCGSupport, AttentionMetadataBuilder",
+        "",
+        "use_fast_path = use_spec_path = False",
+        "",
+        "",
+        "class DeepGraphMetadataBuilder(AttentionMetadataBuilder):",
+        "    _cudagraph_support = (",
+        "        AttentionCGSupport.ALWAYS",
+        "        if use_fast_path",
+        "        else AttentionCGSupport.UNIFORM_BATCH",
+        "        if use_spec_path",
+        f"        else AttentionCGSupport.{last}",
+        "    )",
+        "",
+        "    def __init__(self, spec, layers, config, device):",
+        "        self.spec = spec",
+        "",
+    ])
+
+
+def continuation_repo() -> FakeRepo:
+    repo = FakeRepo()
+    repo.prs[201] = make_pr(201, "[Perf] Toy builder: uniform batch graphs",
+                            [file_entry(TOY, CONTINUATION)], day=400)
+    repo.prs[202] = make_pr(202, "[Misc] Toy builder: a comment",
+                            [file_entry(TOY, UNRELATED)], day=401)
+    repo.prs[203] = make_pr(203, "[Misc] Toy builder: cache field",
+                            [file_entry(TOY, LONGER)], day=402)
+    repo.prs[204] = make_pr(204, "[Bugfix] Deep builder: single-token graphs when neither path",
+                            [file_entry(DEEP, DEEP_HUNK)], day=403)
+    repo.prs[205] = make_pr(205, "[Bugfix] Deep builder again, files not readable",
+                            [file_entry(DEEP, DEEP_HUNK)], day=404)
+    pr204 = repo.prs[204]
+    repo.contents[(pr204["base"]["sha"], DEEP)] = _deep_source("NEVER")
+    repo.contents[(pr204["head"]["sha"], DEEP)] = _deep_source("UNIFORM_SINGLE_TOKEN_DECODE")
+    return repo
+
+
+def _not_collected_sentence() -> str:
+    """The report's sentence for code rebuilt because the patch was not collected, as the
+    template words it (read from the template, so a rewording does not void this test)."""
+    from prkb.paths import templates_dir
+
+    text = (templates_dir() / "report" / "report.j2").read_text(encoding="utf-8")
+    found = re.findall(r'_\("([^"]*patch was not collected[^"]*)"\)', text)
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_continuation_line_change_is_kept_read_and_shown(tmp_path: Path) -> None:
+    from prkb.render.report import render_report
+
+    with FakeGitHub(continuation_repo(), token=TOKEN) as srv, \
+            Store(tmp_path / "kb.sqlite") as store:
+        stats = run(store, srv)
+        assert stats.complete and stats.examined == 5
+        # (a) kept, (b) an unrelated line and (c) longer identifiers are not
+        assert kept_numbers(store) == {201, 204, 205}
+
+        # (a) the patch tells the change: no file is read
+        facts = pr_facts(store, 201)
+        assert [(c["file"], c["class"], c["attr"], c["before"], c["after"], c["direction"])
+                for c in facts["symbol_changes"]] == [
+            (TOY, "ToyGraphMetadataBuilder", "_cudagraph_support",
+             "UNIFORM_SINGLE_TOKEN_DECODE", "UNIFORM_BATCH", "raised")
+        ]
+        assert srv.count(f"/contents/{TOY}") == 0
+
+        # (d) the patch cannot tell: the file is read at base and head, whole files tell
+        (deep,) = pr_facts(store, 204)["symbol_changes"]
+        assert (deep["class"], deep["attr"], deep["direction"]) == (
+            "DeepGraphMetadataBuilder", "_cudagraph_support", "changed")
+        head = ("AttentionCGSupport.ALWAYS if use_fast_path else "
+                "AttentionCGSupport.UNIFORM_BATCH if use_spec_path else AttentionCGSupport.")
+        assert (deep["before"], deep["after"]) == (
+            head + "NEVER", head + "UNIFORM_SINGLE_TOKEN_DECODE")
+        # (e) neither the patch nor the files tell: kept with no change rather than a guess
+        f205 = pr_facts(store, 205)
+        assert f205["symbol_changes"] == [] and f205["findings"] == []
+        # 204: base and head; 205: its base answers 404, so its head is not asked for
+        assert srv.count(f"/contents/{DEEP}") == 3
+
+        md = render_report(store, 201, lang="en", fmt="md")
+        assert "+        AttentionCGSupport.UNIFORM_BATCH" in md
+        assert "-        AttentionCGSupport.UNIFORM_SINGLE_TOKEN_DECODE" in md
+        assert _not_collected_sentence() not in md
+        # the same PR with its patch taken away does say it: the sentence is the right one
+        rec = record(store, 201)
+        rec["files"][0]["patch"] = None
+        with store.transaction() as conn:
+            conn.execute("UPDATE prs SET raw=? WHERE number=201", (json.dumps(rec),))
+        bare = render_report(store, 201, lang="en", fmt="md")
+        assert _not_collected_sentence() in bare
+        assert "+        AttentionCGSupport.UNIFORM_BATCH" not in bare

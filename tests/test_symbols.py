@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from prkb.analyze.diff import changes_from_patch, trim_patch
+from prkb.analyze.diff import changes_from_patch, read_patch, trim_patch
 from prkb.analyze.symbols import SourceError, diff_declarations, parse_classes, support_text
 from prkb.profile import load_profile
 
@@ -104,6 +104,124 @@ def test_changes_from_patch_reads_multiline_values_and_class_context():
         "@@ -1,1 +1,1 @@ class A:\n-    attn_x = 1\n+    x.attn_cudagraph_support_extra = 2\n",
         P,
     ) == []
+
+
+def test_changes_from_patch_reads_a_value_changed_on_continuation_lines():
+    head = "@@ -52,6 +52,6 @@ class ToyMetadataBuilder(AttentionMetadataBuilder):\n"
+    # the declaration's first line is unchanged context; only its value's line changes
+    (c,) = changes_from_patch("x.py", head + (
+        "     _cudagraph_support = (\n"
+        "-        AttentionCGSupport.UNIFORM_SINGLE_TOKEN_DECODE\n"
+        "+        AttentionCGSupport.UNIFORM_BATCH\n"
+        "     )\n"
+        " \n"), P)
+    assert (c.class_name, c.attr, c.before, c.after, c.direction) == (
+        "ToyMetadataBuilder", "_cudagraph_support", "UNIFORM_SINGLE_TOKEN_DECODE",
+        "UNIFORM_BATCH", "raised")
+    # first and continuation lines both rewritten: each side reads past the other side's
+    # lines (this read "( AttentionCGSupport.UNIFORM_SINGLE_TOKEN_DECODE", "changed")
+    (c,) = changes_from_patch("x.py", head + (
+        "-    _cudagraph_support = (\n"
+        "-        AttentionCGSupport.UNIFORM_SINGLE_TOKEN_DECODE\n"
+        "+    _cudagraph_support: ClassVar[AttentionCGSupport] = (\n"
+        "+        AttentionCGSupport.UNIFORM_BATCH\n"
+        "     )\n"), P)
+    assert (c.before, c.after, c.direction) == (
+        "UNIFORM_SINGLE_TOKEN_DECODE", "UNIFORM_BATCH", "raised")
+    # a backslash continues the value as brackets do (an added one read "\\" before)
+    (c,) = changes_from_patch("x.py", head + (
+        "     _cudagraph_support: ClassVar[AttentionCGSupport] = \\\n"
+        "-        AttentionCGSupport.UNIFORM_BATCH\n"
+        "+        AttentionCGSupport.UNIFORM_SINGLE_TOKEN_DECODE\n"
+        " \n"), P)
+    assert (c.before, c.after, c.direction) == (
+        "UNIFORM_BATCH", "UNIFORM_SINGLE_TOKEN_DECODE", "lowered")
+    (c,) = changes_from_patch("x.py", head + (
+        "+    _cudagraph_support: ClassVar[AttentionCGSupport] = \\\n"
+        "+        AttentionCGSupport.UNIFORM_BATCH\n"
+        " \n"), P)
+    assert (c.before, c.after, c.direction) == (None, "UNIFORM_BATCH", "added")
+    # a comment on the first line, brackets in it included, ends at its line
+    (c,) = changes_from_patch("x.py", head + (
+        "     _cudagraph_support = (  # see (the runner\n"
+        "-        AttentionCGSupport.NEVER\n"
+        "+        AttentionCGSupport.ALWAYS\n"
+        "     )\n"), P)
+    assert (c.before, c.after, c.direction) == ("NEVER", "ALWAYS", "raised")
+    # unchanged value, a change after it: nothing
+    assert changes_from_patch("x.py", head + (
+        "     _cudagraph_support = (\n"
+        "         AttentionCGSupport.UNIFORM_BATCH\n"
+        "     )\n"
+        "+    # a comment\n"), P) == []
+    # the hunk ends before the value closes: the patch cannot tell the value, and the next
+    # hunk's lines are not read as its continuation
+    assert changes_from_patch("x.py", head + (
+        "     _cudagraph_support = (\n"
+        "         AttentionCGSupport.ALWAYS\n"
+        "-        if flag_a\n"
+        "+        if flag_b\n"
+        "@@ -90,3 +90,3 @@ class ToyMetadataBuilder(AttentionMetadataBuilder):\n"
+        "         else AttentionCGSupport.NEVER\n"
+        "     )\n"
+        "-    x = 1\n"
+        "+    x = 2\n"), P) == []
+    # a continuation line whose declaration starts above the hunk: nothing
+    assert changes_from_patch("x.py", head + (
+        "         if flag_a\n"
+        "-        else AttentionCGSupport.NEVER\n"
+        "+        else AttentionCGSupport.ALWAYS\n"
+        "     )\n"), P) == []
+
+
+def test_read_patch_says_when_only_whole_files_can_tell():
+    head = "@@ -52,6 +52,6 @@ class ToyMetadataBuilder(AttentionMetadataBuilder):\n"
+    explained = {
+        "continuation read whole": (
+            "     _cudagraph_support = (\n"
+            "-        AttentionCGSupport.NEVER\n"
+            "+        AttentionCGSupport.ALWAYS\n"
+            "     )\n"),
+        "one-line declaration": (
+            "-    _cudagraph_support = AttentionCGSupport.NEVER\n"
+            "+    _cudagraph_support = AttentionCGSupport.ALWAYS\n"),
+        "an added override with its body": (
+            "+    @classmethod\n"
+            "+    def get_cudagraph_support(cls, vllm_config, kv_cache_spec):\n"
+            "+        if vllm_config.flag:\n"
+            "+            return AttentionCGSupport.NEVER\n"
+            "+        return AttentionCGSupport.UNIFORM_BATCH\n"
+            " \n"),
+        "a comment": "+    # AttentionCGSupport.ALWAYS would need more\n",
+        "no matched line": "+    x = 1\n",
+    }
+    unexplained = {
+        "declaration above the hunk": (
+            "         if flag\n"
+            "-        else AttentionCGSupport.NEVER\n"
+            "+        else AttentionCGSupport.ALWAYS\n"
+            "     )\n"),
+        "value cut off by the hunk's end": (
+            "-    _cudagraph_support = (\n"
+            "+    _cudagraph_support: ClassVar[AttentionCGSupport] = (\n"
+            "         AttentionCGSupport.ALWAYS\n"
+            "         if flag\n"),
+        "an override's body": (
+            "         if vllm_config.flag:\n"
+            "-            return AttentionCGSupport.NEVER\n"
+            "+            return AttentionCGSupport.UNIFORM_SINGLE_TOKEN_DECODE\n"
+            "         return cls._cudagraph_support\n"),
+        "a use of the levels": "+        if level >= AttentionCGSupport.UNIFORM_BATCH:\n",
+    }
+    got = {name: read_patch("x.py", head + body, P)[1] for name, body in
+           {**explained, **unexplained}.items()}
+    assert got == {**dict.fromkeys(explained, False), **dict.fromkeys(unexplained, True)}
+    # a class the hunk does not name (defined in a function): nothing read, so unexplained
+    nested = ("@@ -10,4 +10,4 @@ def make_backend(base):\n"
+              "     class Builder(base):\n"
+              "-        _cudagraph_support = AttentionCGSupport.NEVER\n"
+              "+        _cudagraph_support = AttentionCGSupport.ALWAYS\n")
+    assert read_patch("x.py", nested, P) == ([], True)
 
 
 def test_trim_keeps_only_symbol_lines_and_their_class():

@@ -2,7 +2,12 @@
 
 GitHub gives a PR's files as patches. When only the patch exists, the class of each changed
 line is taken from the hunk's section header (``@@ ... @@ class Foo(Base):``) or from the last
-``class`` line seen in the hunk, and values are read from the changed lines themselves.
+``class`` line seen in the hunk, and values are read from the changed lines themselves. A
+declaration whose first line is unchanged context but whose value, continued over lines in
+brackets, has changed lines (``x = (`` / ``-    A.OLD`` / ``+    A.NEW`` / ``)``) is read on
+both sides when its brackets (or backslashes) close inside the hunk; when the hunk does not
+show the declaration's first line, the patch cannot tell which declaration changed: nothing is
+read, and :func:`read_patch` says that only whole files can tell.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ class PatchLine:
     kind: str  # "+", "-", " "
     text: str
     cls: str | None
+    hunk: int = 0  # index of the hunk the line is in
 
 
 def iter_patch_lines(patch: str) -> list[PatchLine]:
@@ -41,8 +47,10 @@ def iter_patch_lines(patch: str) -> list[PatchLine]:
         ps = PatchSet(text)
     except UnidiffParseError:
         return _loose_lines(patch)
+    n = 0
     for pf in ps:
         for hunk in pf:
+            n += 1
             cls: str | None = None
             m = _CLASS_RE.match(hunk.section_header or "")
             if m:
@@ -55,7 +63,7 @@ def iter_patch_lines(patch: str) -> list[PatchLine]:
                 elif value and not value[0].isspace() and not value.startswith(("#", ")", "]")):
                     cls = None if not value.startswith("@") else cls
                 kind = "+" if line.is_added else "-" if line.is_removed else " "
-                out.append(PatchLine(kind, value, cls))
+                out.append(PatchLine(kind, value, cls, n))
     return out
 
 
@@ -63,8 +71,10 @@ def _loose_lines(patch: str) -> list[PatchLine]:
     """Fallback for patches unidiff rejects (truncated hunks, wrong counts)."""
     out: list[PatchLine] = []
     cls: str | None = None
+    n = 0
     for raw in patch.replace("\r\n", "\n").split("\n"):
         if raw.startswith("@@"):
+            n += 1
             header = raw.split("@@", 2)[-1].strip()
             m = _CLASS_RE.match(header)
             cls = m.group(1) if m else None
@@ -75,26 +85,58 @@ def _loose_lines(patch: str) -> list[PatchLine]:
         mc = _CLASS_RE.match(value)
         if mc:
             cls = mc.group(1)
-        out.append(PatchLine(kind, value, cls))
+        out.append(PatchLine(kind, value, cls, n))
     return out
 
 
-def _value_text(lines: list[PatchLine], i: int) -> str:
-    """The assignment's right-hand side, continued over lines until brackets balance."""
-    first = lines[i].text.split("=", 1)[1].strip()
-    text = first
-    depth = text.count("(") - text.count(")") + text.count("[") - text.count("]")
+def _depth(text: str) -> int:
+    code = text.split("#", 1)[0]  # a comment's brackets do not count
+    return code.count("(") - code.count(")") + code.count("[") - code.count("]")
+
+
+def _open(text: str, depth: int) -> bool:
+    return depth > 0 or text.endswith("\\")
+
+
+def _value_span(
+    lines: list[PatchLine], i: int, kinds: tuple[str, ...]
+) -> tuple[str, bool, bool, int]:
+    """The assignment's right-hand side on the side made of ``kinds``, continued over the
+    hunk's lines while brackets are open or a line ends with a backslash: (text, whether it
+    closed inside the hunk, whether a changed line was read after the first, the index after
+    the span). Lines are joined with newlines, so a comment ends where it ends in the file."""
+    text = lines[i].text.split("=", 1)[1].strip()
+    depth = _depth(text)
+    changed = False
     j = i + 1
-    while depth > 0 and j < len(lines) and lines[j].kind in (lines[i].kind, " "):
-        nxt = lines[j].text.strip()
-        text += " " + nxt
-        depth += nxt.count("(") - nxt.count(")") + nxt.count("[") - nxt.count("]")
+    while _open(text, depth) and j < len(lines) and lines[j].hunk == lines[i].hunk:
+        if lines[j].kind in kinds:
+            nxt = lines[j].text.strip()
+            text += "\n" + nxt
+            depth += _depth(nxt)
+            changed = changed or lines[j].kind != " "
         j += 1
-    return text
+    return text, not _open(text, depth), changed, j
+
+
+def _parse_value(raw: str, profile: Profile) -> str:
+    try:
+        return normalize_value(ast.parse(raw, mode="eval").body, profile)
+    except (SyntaxError, ValueError, RecursionError):
+        return " ".join(raw.split())
 
 
 def changes_from_patch(path: str, patch: str, profile: Profile) -> list[SymbolChange]:
     """Declaration changes that the patch shows, per class; best effort, never raises."""
+    return read_patch(path, patch, profile)[0]
+
+
+def read_patch(path: str, patch: str, profile: Profile) -> tuple[list[SymbolChange], bool]:
+    """:func:`changes_from_patch`, and whether the patch leaves a changed line unexplained: a
+    line that :meth:`Profile.matches_line` accepts (comments aside) but that is not part of a
+    declaration read whole from its hunk or of a watched method's definition (a continuation
+    line whose declaration starts above the hunk, a value the hunk cuts off, a line in an
+    override's body, a class the hunk does not name). Then only whole files can tell."""
     alts = "|".join(re.escape(s) for s in sorted(profile.family, key=len, reverse=True))
     decl = re.compile(rf"^\s+({alts})\s*(?::[^=]+)?=(?!=)")
     mdef = set(profile.methods)
@@ -103,21 +145,54 @@ def changes_from_patch(path: str, patch: str, profile: Profile) -> list[SymbolCh
     after: dict[tuple[str, str], str] = {}
     meth_b: set[tuple[str, str]] = set()
     meth_a: set[tuple[str, str]] = set()
+    explained: set[int] = set()
     for i, pl in enumerate(lines):
-        if pl.kind == " " or pl.cls is None:
+        if pl.cls is None:
             continue
         m = decl.match(pl.text)
+        if m and pl.kind == " ":
+            # an unchanged first line: the value changed on its continuation lines, if at all
+            b_raw, old_ok, old_changed, old_end = _value_span(lines, i, (" ", "-"))
+            a_raw, new_ok, new_changed, new_end = _value_span(lines, i, (" ", "+"))
+            if old_ok and new_ok:
+                explained.update(range(i, max(old_end, new_end)))
+            if old_ok and new_ok and (old_changed or new_changed):
+                key = (pl.cls, m.group(1))
+                bv, av = _parse_value(b_raw, profile), _parse_value(a_raw, profile)
+                if bv != av and key not in before and key not in after:
+                    before[key], after[key] = bv, av
+            continue
+        if pl.kind == " ":
+            continue
         if m:
-            raw = _value_text(lines, i)
-            try:
-                value = normalize_value(ast.parse(raw, mode="eval").body, profile)
-            except (SyntaxError, ValueError, RecursionError):
-                value = " ".join(raw.split())
-            (before if pl.kind == "-" else after)[(pl.cls, m.group(1))] = value
+            raw, ok, _changed, end = _value_span(lines, i, (pl.kind, " "))
+            if ok:
+                explained.update(range(i, end))
+            (before if pl.kind == "-" else after)[(pl.cls, m.group(1))] = _parse_value(
+                raw, profile
+            )
             continue
         md = _DEF_RE.match(pl.text)
         if md and md.group(1) in mdef:
             (meth_b if pl.kind == "-" else meth_a).add((pl.cls, md.group(1)))
+            # the method's body goes with it: the deeper changed lines that follow
+            indent = len(pl.text) - len(pl.text.lstrip())
+            j = i + 1
+            while j < len(lines) and lines[j].hunk == pl.hunk and (
+                lines[j].kind != " " and (
+                    not lines[j].text.strip()
+                    or len(lines[j].text) - len(lines[j].text.lstrip()) > indent
+                )
+            ):
+                j += 1
+            explained.update(range(i, j))
+    unexplained = any(
+        pl.kind != " "
+        and i not in explained
+        and not pl.text.lstrip().startswith("#")
+        and profile.matches_line(pl.text)
+        for i, pl in enumerate(lines)
+    )
     out: list[SymbolChange] = []
     classes = sorted({c for c, _ in before} | {c for c, _ in after})
     for cls in classes:
@@ -141,7 +216,7 @@ def changes_from_patch(path: str, patch: str, profile: Profile) -> list[SymbolCh
         out.append(SymbolChange(path, cls, meth, None, "overridden", "dynamic-added"))
     for cls, meth in sorted(meth_b - meth_a):
         out.append(SymbolChange(path, cls, meth, "overridden", None, "dynamic-removed"))
-    return out
+    return out, unexplained
 
 
 def trim_patch(patch: str, profile: Profile) -> str:

@@ -3,11 +3,16 @@
 Discovery lists pull requests by last update, newest first (``state=all, sort=updated``), and
 stops at the high-water mark of the last complete run (or at ``--since``). Each listed PR is
 examined once per ``updated_at``: its file list is read and the PR is kept when a patch adds or
-removes a line naming a family spelling or a dynamic-support method as a whole identifier
-(the git collector's matcher). GitHub omits ``patch`` for large files: then the file is read at
-the PR's base and head; when even that is impossible the PR is kept with a
-``patch-unavailable`` finding. A kept PR's reviews, review comments and conversation comments
-are read and the record goes through :func:`prkb.kb.ingest` like an imported one.
+removes a line that :meth:`Profile.matches_line` accepts (a family spelling or a dynamic-support
+method as a whole identifier, or a value marker such as a level on a declaration's
+continuation line; the git collector's matcher). GitHub omits ``patch`` for large files: then
+the file is read at the PR's base and head; when even that is impossible the PR is kept with a
+``patch-unavailable`` finding. A source file whose patch has a matched changed line that the
+patch cannot explain (:func:`prkb.analyze.diff.read_patch`: a continuation line whose
+declaration starts above the hunk, an override's body) is read at base and head too, and
+analysed as whole files when both sides can be read (else from the patch, as before).
+A kept PR's reviews, review comments and conversation comments are read and the record goes
+through :func:`prkb.kb.ingest` like an imported one.
 
 State lives in the store, written only after what it describes, so a run killed at any point
 and started again ends with the records of one clean run:
@@ -31,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..analyze.diff import iter_patch_lines
+from ..analyze.diff import iter_patch_lines, read_patch
 from ..errors import InputError, PrkbError
 from ..kb import ingest
 from ..models import Finding
@@ -234,11 +239,16 @@ class GithubCollector:
         files = [f for _k, pg in files_pages for f in pg.items]
         hits = False
         missing: list[dict[str, Any]] = []
+        unread: list[dict[str, Any]] = []  # a matched line the patch cannot explain
         for f in files:
             patch = f.get("patch")
+            path = str(f.get("filename") or "")
             if patch:
-                hits = hits or self.match.patch_hits(patch)
-            elif self.match.candidate(str(f.get("filename") or "")):
+                if self.match.patch_hits(patch):
+                    hits = True
+                    if self.match.candidate(path) and read_patch(path, patch, self.profile)[1]:
+                        unread.append(f)
+            elif self.match.candidate(path):
                 missing.append(f)
         contents: dict[str, tuple[str | None, str | None]] = {}
         findings: list[Finding] = []
@@ -260,6 +270,10 @@ class GithubCollector:
                 self.store.set_state(SOURCE, self.scope, f"pr:{number}", mark)
             return
         self.stats.kept += 1
+        for f in unread:  # the patch is kept either way: an unreadable side costs nothing
+            got = self._read_sides(pr, f)
+            if got is not None:
+                contents[str(f["filename"])] = got
         extra: list[tuple[str, Page]] = list(files_pages)
         lists: dict[str, list[Any]] = {}
         for name, url in (
