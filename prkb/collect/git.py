@@ -724,17 +724,20 @@ class Blamer:
                 raw = []
             rc = next((r for r in raw if r.path == path), None)
             if rc is not None and rc.status not in "A":
-                before = self.sources.get(rc.old_sha, rc.old_path or path)
-                after = self.sources.get(rc.new_sha, path)
-                decl = (
-                    self._decl_kind(path, before.classes, after.classes, line)
-                    if before.classes is not None and after.classes is not None
-                    else None
-                )
+                decl = None
+                # a line of a declaration: what the commit did to the class's value (a parse,
+                # only for files that declare)
+                if self.sources.declares(rc.old_sha) or self.sources.declares(rc.new_sha):
+                    before = self.sources.get(rc.old_sha, rc.old_path or path)
+                    after = self.sources.get(rc.new_sha, path)
+                    if before.classes is not None and after.classes is not None:
+                        decl = self._decl_kind(path, before.classes, after.classes, line)
                 if decl is not None:
                     kind = decl
-                elif same_ast(before.tree, after.tree):
-                    kind = "format"
+                else:  # any other line: was the whole file only reformatted?
+                    patch = file_patch(self.git, parents[0], commit, [path]).get(path, "")
+                    if _reformatted(self.sources, rc, patch):
+                        kind = "format"
         self._kinds[key] = kind
         return kind
 
