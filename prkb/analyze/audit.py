@@ -291,6 +291,7 @@ class AuditCache:
 
     def __init__(self) -> None:
         self.facts: dict[str, ModuleFacts | None] = {}  # blob sha@path-kind -> facts (None: skip)
+        self.paths: dict[str, str] = {}  # path -> its part of the key ("" when not a source)
         self.warned: set[str] = set()
         self.parsed = 0
         self._last_key: str | None = None
@@ -370,28 +371,38 @@ def _load_modules(
         str(a) for a in [audit.get("threshold_attr"), *audit.get("split_attrs", [])] if a
     )
     relevant = _relevance_regex(profile)
+    byte_markers = [m.encode() for m in markers]
     out: dict[str, ModuleFacts] = {}
     if entries is None:
         entries = repo.ls_tree(sha, scan)
+    kinds = cache.paths
     for entry in entries:
-        if entry.type != "blob" or not fnmatch.fnmatch(entry.path.rsplit("/", 1)[-1], glob):
+        kind = kinds.get(entry.path)
+        if kind is None:  # once per path: whether it is a source, and its module's key part
+            kind = kinds[entry.path] = (
+                f":{entry.path.endswith('__init__.py')}:{module_name(entry.path)}"
+                if fnmatch.fnmatch(entry.path.rsplit("/", 1)[-1], glob)
+                else ""
+            )
+        if entry.type != "blob" or not kind:
             continue
-        key = f"{entry.sha}:{entry.path.endswith('__init__.py')}:{module_name(entry.path)}"
+        key = entry.sha + kind
         if key in cache.facts:
             mf = cache.facts[key]
             if mf is not None:
                 out[entry.path] = mf
             continue
-        text = repo.read_text(entry.sha)
-        if text is None:
+        data = repo.read_blob(entry.sha)
+        if data is None:
             msg = f"{entry.path}: blob {entry.sha[:12]} is missing from the repository; skipped"
             if msg not in cache.warned:
                 cache.warned.add(msg)
                 warn(msg)
             continue  # not cached: the object may arrive later
-        if markers and not any(m in text for m in markers):
-            cache.facts[key] = None
+        if byte_markers and not any(m in data for m in byte_markers):
+            cache.facts[key] = None  # most files: ruled out without decoding them
             continue
+        text = data.decode("utf-8", errors="replace")
         if relevant is not None and not relevant.search(text):
             cache.facts[key] = None
             continue
