@@ -287,6 +287,15 @@ def parse_classes(
     # has nothing to record and is not walked (most methods of a large backend file)
     hits = _lines_naming(source, wanted_calls | wanted_attrs)
 
+    class_rows = _class_lines(source)
+
+    def holds_class(node: ast.AST, inner: bool = False) -> bool:
+        """Whether a ``class`` statement starts within ``node``'s lines (after its first line
+        when ``inner``): only such statements are walked into, looking for classes."""
+        first = getattr(node, "lineno", 0) + (1 if inner else 0)
+        i = bisect.bisect_left(class_rows, first)
+        return i < len(class_rows) and class_rows[i] <= (getattr(node, "end_lineno", 0) or 0)
+
     def mentions(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         i = bisect.bisect_left(hits, fn.lineno)
         return i < len(hits) and hits[i] <= (fn.end_lineno or fn.lineno)
@@ -301,8 +310,9 @@ def parse_classes(
                     bases=[_base_name(b) for b in child.bases],
                     lineno=child.lineno,
                     values=_collect_assignments(child.body, names, profile),
-                    spans=_declaration_spans(child.body, names),
                 )
+                if facts.values:  # the statements behind them (none to find otherwise)
+                    facts.spans = _declaration_spans(child.body, names)
                 if profile.level_aliases and facts.values:
                     facts.spelled = _collect_assignments(child.body, names, profile, False)
                 facts.consts = _class_consts(child.body)
@@ -331,7 +341,10 @@ def parse_classes(
                             )
                 facts.threshold.extend(later)
                 out[qual] = facts
-                visit(child, f"{qual}.")
+                if holds_class(child, inner=True):
+                    visit(child, f"{qual}.")
+            elif not holds_class(child):
+                continue  # no class statement among its lines: nothing to find inside
             elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
                 visit(child, f"{prefix}{child.name}.<locals>.")
             else:
@@ -345,6 +358,21 @@ def parse_classes(
 
 
 _STMT_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _class_lines(source: str) -> list[int]:
+    """Sorted 1-based numbers of the lines that start with a ``class`` statement (found with
+    ``str.find``; a line with only blanks before the word)."""
+    rows: list[int] = []
+    row, pos, at = 1, 0, source.find("class")
+    while at >= 0:
+        start = source.rfind("\n", 0, at) + 1
+        if not source[start:at].strip(" \t") and source[at + 5: at + 6] in (" ", "\t"):
+            row += source.count("\n", pos, start)
+            pos = start
+            rows.append(row)
+        at = source.find("class", at + 5)
+    return rows
 
 
 def _lines_naming(source: str, names: set[str]) -> list[int]:
