@@ -4,10 +4,12 @@
 spelling or a dynamic-support method: the whole statement it starts (bracket-balanced
 continuation lines, or a method's indented body), the header of the class it sits in, and the
 lines between them with less indentation (a class-body ``if``/``else``, their conditions
-whole). Two texts with equal keys have equal declarations; unequal keys only mean "parse both
-and compare as ASTs". The key is conservative by design: a comment or a string that names the
-symbol costs a parse, never a missed change. It is made with ``str.find``, ``str.count`` and a
-literal-prefix regex, so keying a large file costs far less than parsing it.
+whole). A line inside a method's body (a use, not a declaration) is left out, unless the
+method is a dynamic-support one, whose whole body is kept. Two texts with equal keys have
+equal declarations; unequal keys only mean "parse both and compare as ASTs". The key is
+conservative by design: a comment or a string that names the symbol costs a parse, never a
+missed change. It is made with ``str.find``, ``str.count`` and a literal-prefix regex, so
+keying a large file costs far less than parsing it.
 """
 
 from __future__ import annotations
@@ -81,18 +83,23 @@ def _body_indent(lines: list[str], k: int, default: int) -> int:
     return default
 
 
-def _keep_blocks(
-    lines: list[str], k: int, stop: int, level: int, floor: int, keep: set[int]
-) -> None:
-    """From line ``k`` up to (not including) ``stop``: keep each statement with less
-    indentation than the last kept, while deeper than ``floor``."""
+def _blocks(lines: list[str], k: int, stop: int, level: int, floor: int) -> list[int]:
+    """From line ``k`` up to (not including) ``stop``: each statement with less indentation
+    than the last one found, while deeper than ``floor`` (the blocks a line sits in)."""
+    rows: list[int] = []
     while level > floor and k > stop:
         up = lines[k]
         body = up.lstrip(" \t")
         if body and not body.startswith("#") and len(up) - len(body) < level:
             level = len(up) - len(body)
-            keep.update(range(k, _statement_end(lines, k) + 1))
+            rows.append(k)
         k -= 1
+    return rows
+
+
+def _keep(lines: list[str], rows: list[int], keep: set[int]) -> None:
+    for row in rows:
+        keep.update(range(row, _statement_end(lines, row) + 1))
 
 
 def _start_rows(text: str, names: tuple[str, ...]) -> list[int]:
@@ -126,6 +133,16 @@ def declaration_key(text: str, profile: Profile) -> str:
         if i in keep:
             continue  # inside a statement or a method body already kept
         line = lines[i]
+        # the class it sits in, and the blocks between (lines with less indentation than it)
+        level = _indent(line)
+        top, floor = -1, 0
+        for row, ind in reversed(classes[: bisect.bisect_left(class_rows, i)]):
+            if ind < level:
+                top, floor = row, _body_indent(lines, _statement_end(lines, row) + 1, level)
+                break
+        blocks = _blocks(lines, i - 1, top, level, floor)
+        if any(lines[b].lstrip().startswith(("def ", "async def ")) for b in blocks):
+            continue  # a use inside a method's body declares nothing
         j = _statement_end(lines, i)
         keep.update(range(i, j + 1))
         if line.lstrip().startswith(("def ", "async def ", "@")):  # a method: its body
@@ -134,16 +151,7 @@ def declaration_key(text: str, profile: Profile) -> str:
             while k < len(lines) and (not lines[k].strip() or _indent(lines[k]) > base):
                 keep.add(k)
                 k += 1
-        # the class it sits in, and the blocks between (lines with less indentation than it)
-        level = _indent(line)
-        top, floor = -1, 0
-        for row, ind in reversed(classes[: bisect.bisect_left(class_rows, i)]):
-            if ind < level:
-                end = _statement_end(lines, row)
-                keep.update(range(row, end + 1))
-                top, floor = row, _body_indent(lines, end + 1, level)
-                break
-        _keep_blocks(lines, i - 1, top, level, floor, keep)
+        _keep(lines, [*blocks, *([top] if top >= 0 else [])], keep)
         if top > 0 and _indent(lines[top]):  # a nested class: the blocks it sits in
-            _keep_blocks(lines, top - 1, -1, _indent(lines[top]), 0, keep)
+            _keep(lines, _blocks(lines, top - 1, -1, _indent(lines[top]), 0), keep)
     return "\n".join("".join(lines[i].split()) for i in sorted(keep))
