@@ -17,6 +17,7 @@ import os
 import random
 import re
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -183,3 +184,21 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.section("hardening figures")
         for line in lines:
             terminalreporter.write_line(line)
+
+
+@pytest.fixture
+def bundled(tmp_path: Path) -> Any:
+    """Every bundled snapshot imported into a new knowledge base, then the relations built
+    (what ``prkb demo`` does); a :class:`prkb.store.Store`."""
+    from prkb.collect.snapshot import import_jsonl
+    from prkb.graph import build_relations
+    from prkb.paths import data_dir
+    from prkb.profile import load_profile
+    from prkb.store import Store
+
+    profile = load_profile()
+    st = Store(tmp_path / "kb.sqlite")
+    for snap in sorted((data_dir() / "snapshots").glob("*.jsonl")):
+        import_jsonl(st, snap, profile)
+    build_relations(st, profile)
+    return st

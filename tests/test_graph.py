@@ -10,7 +10,6 @@ import networkx as nx
 import pytest
 
 from prkb.cli import main
-from prkb.collect.snapshot import import_jsonl
 from prkb.graph import build_relations, load_graph, resolve, subgraph, to_mermaid
 from prkb.kb import ingest, pr_facts
 from prkb.models import Relation
@@ -19,16 +18,6 @@ from prkb.store import Store
 
 PROFILE = load_profile()
 SNAPSHOTS = Path(__file__).resolve().parent.parent / "data" / "snapshots"
-
-
-@pytest.fixture
-def bundled(tmp_path: Path) -> Store:
-    """Every bundled snapshot imported, then the relations built (what ``prkb demo`` does)."""
-    st = Store(tmp_path / "kb.sqlite")
-    for snap in sorted(SNAPSHOTS.glob("*.jsonl")):
-        import_jsonl(st, snap, PROFILE)
-    build_relations(st, PROFILE)
-    return st
 
 
 def rel_rows(st: Store) -> list[tuple[Any, ...]]:

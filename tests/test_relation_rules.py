@@ -7,10 +7,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from prkb.analyze.lineage import lineage_relations
-from prkb.collect.snapshot import import_jsonl
 from prkb.graph import build_relations
 from prkb.kb import ingest
 from prkb.profile import load_profile
@@ -226,15 +223,6 @@ def test_a_newer_pr_supersedes_an_older_closed_one(tmp_path: Path) -> None:
     assert "#60 is older than #65" in got[("pr:60", "pr:65")][3]
     assert got[("pr:75", "pr:70")][0] == "supersedes"
     assert got[("pr:80", "pr:85")][0] == "alternative-to"
-
-
-@pytest.fixture
-def bundled(tmp_path: Path) -> Store:
-    st = Store(tmp_path / "kb.sqlite")
-    for snap in sorted(SNAPSHOTS.glob("*.jsonl")):
-        import_jsonl(st, snap, PROFILE)
-    build_relations(st, PROFILE)
-    return st
 
 
 def test_bundled_47310_is_an_alternative_to_47144_not_superseded(bundled: Store) -> None:
