@@ -1081,11 +1081,6 @@ class _Auditor:
         return [by_path[p] for p in sorted(by_path)]
 
 
-def _holds_declarations(classes: dict[str, ClassFacts] | None) -> bool:
-    """Whether a parsed file declares a family value or holds a watched method."""
-    return any(c.values or c.spans for c in (classes or {}).values())
-
-
 def _family_lines(
     classes: dict[str, ClassFacts] | None,
     profile: Profile,
