@@ -74,6 +74,22 @@ def test_class_attribute_above_one_lets_it_grow(tmp_path):
     assert _flagged(res) == []
 
 
+def test_a_spelling_the_base_no_longer_declares_is_not_read(tmp_path):
+    """After a rename, a builder still on the old spelling declares a value nothing reads: the
+    base (which declares the new spelling) decides, and the old declaration is listed as
+    unread (the Cutlass MLA builder between vLLM #20059 and #23200)."""
+    body = "cudagraph_support = CGSupport.UNIFORM_BATCH\nreorder_batch_threshold: ClassVar[int] = 1"
+    res, b = _one(tmp_path, body, level="")
+    assert b.effective == "NEVER" and b.declared_in == "AttentionMetadataBuilder"
+    assert b.unread == ["OneMetadataBuilder.cudagraph_support"]
+    assert _flagged(res) == []  # NEVER is in force: nothing to flag
+    # on the spelling the base declares, the same value is read and flagged
+    res, b = _one(tmp_path / "live", body.replace("cudagraph_support =", "_cudagraph_support ="),
+                  level="")
+    assert b.effective == "UNIFORM_BATCH" and b.unread == []
+    assert _flagged(res) == ["OneMetadataBuilder"]
+
+
 def test_own_decode_split_that_grows_is_ready(tmp_path):
     """A builder that pins the reorder threshold at 1 but splits decodes from prefills by a
     threshold of its own that adds the speculative tokens (the DeepSeek V4 sliding-window

@@ -69,6 +69,9 @@ class BuilderInfo:
     alternatives: list[tuple[str, str | None]] = field(default_factory=list)
     decided_by: str | None = None  # class whose overriding method decides the level
     support: str | None = None  # that method's returns as one line, with conditions
+    # declarations along the MRO under a spelling the code no longer reads at this revision
+    # (``Class.attr``): they decide nothing
+    unread: list[str] = field(default_factory=list)
 
     def level_text(self) -> str:
         """The levels with their conditions (``A when c; B when d``), or the effective value
@@ -94,6 +97,7 @@ class BuilderInfo:
             "alternatives": [{"level": lv, "when": when} for lv, when in self.alternatives],
             "decided_by": self.decided_by,
             "support": self.support,
+            "unread": self.unread,
             "is_mla": self.is_mla,
             "spec_ready": self.spec_ready,
             "spec_reason": self.spec_reason,
@@ -462,6 +466,19 @@ def audit_revision(
     return AuditResult(sha, builders, findings, sorted(cache.warned))
 
 
+def _live_spelling(
+    hier: Hierarchy, mro: list[ClassRef], roots: set[str], family: list[str]
+) -> str | None:
+    """The family spelling the root builder base declares (the newest if several); None when
+    it declares none (then any spelling counts, the newest first)."""
+    for c in mro:
+        if c.name in roots:
+            cf = hier.facts(c)
+            spelled = [a for a in family if cf is not None and a in cf.values]
+            return spelled[-1] if spelled else None
+    return None
+
+
 def compute_builders(modules: dict[str, ModuleFacts], profile: Profile) -> list[BuilderInfo]:
     audit = profile.audit
     roots = set(audit.get("builder_bases", []))
@@ -484,13 +501,20 @@ def compute_builders(modules: dict[str, ModuleFacts], profile: Profile) -> list[
         declared_in: str | None = None
         declared_attr: str | None = None
         effective = profile.default_level
+        # the spelling the code reads at this revision: the one the root base declares (a
+        # subclass still on an older spelling declares a value nothing reads any more)
+        live = _live_spelling(hier, mro, roots, family)
+        unread: list[str] = []
         for c in mro:
             cf = hier.facts(c)
             if cf is None:
                 continue
             spelled = [a for a in family if a in cf.values]
+            if live is not None and spelled and live not in spelled:
+                unread.extend(f"{c.qual}.{a}" for a in spelled)
+                continue
             if spelled:
-                declared_attr = spelled[-1]  # the newest spelling wins
+                declared_attr = live if live is not None else spelled[-1]  # else the newest
                 effective = cf.values[declared_attr]
                 declared_in = c.qual
                 break
@@ -543,6 +567,7 @@ def compute_builders(modules: dict[str, ModuleFacts], profile: Profile) -> list[
                 declared_attr=declared_attr,
                 dynamic=bool(dyn_reasons),
                 dynamic_reason="; ".join(dyn_reasons) or None,
+                unread=unread,
                 condition=condition,
                 levels=levels,
                 is_mla=is_mla,
