@@ -449,3 +449,41 @@ def test_the_other_fix_declaring_query_len_support_clears_the_finding(tmp_path):
         "WHERE pr_ref='50000' AND class_name='TritonMLAMetadataBuilder'"
     ).fetchone()
     assert (row[0], row[1]) == ("UNIFORM_BATCH", 1)
+
+
+def test_symlinks_are_not_read_as_python_and_every_warning_is_counted(tmp_path):
+    """A symlink's blob is its target path, not source: a link whose target names the family
+    is neither parsed (no 'not valid Python' warning) nor audited. The run's summary counts
+    every warning it printed, the collector's own included."""
+    import os
+
+    from gitrepo import git
+
+    repo = GitRepoBuilder.init(tmp_path / "src")
+    base = "vllm/v1/attention/backends"
+    repo.commit({f"{base}/real_attn.py": (
+        "class RealMetadataBuilder(AttentionMetadataBuilder):\n"
+        "    _cudagraph_support = AttentionCGSupport.UNIFORM_SINGLE_TOKEN_DECODE\n")},
+        "[Feature] a real builder (#1)")
+    os.symlink("../_cudagraph_support = (weird target", repo.path / base / "link_attn.py")
+    git(repo.path, "add", "--", f"{base}/link_attn.py")
+    repo.commit(None, "[Misc] a link named after the symbol (#2)")
+    store, stats, warnings = collect(tmp_path / "kb.sqlite", repo.path)
+    assert not [w for w in warnings if "link_attn.py" in w], warnings
+    assert changes(store, "1") == [
+        ("RealMetadataBuilder", "_cudagraph_support", None, "UNIFORM_SINGLE_TOKEN_DECODE",
+         "added")]
+    with store:
+        notes = [json.loads(r[0])["prkb"]["notes"]
+                 for r in store.conn.execute("SELECT raw FROM prs")]
+    assert not [n for ns in notes for n in ns if "link_attn" in n]
+    # a missing blob warns; the summary counts that warning
+    repo.commit({f"{base}/real_attn.py": (
+        "class RealMetadataBuilder(AttentionMetadataBuilder):\n"
+        "    _cudagraph_support = AttentionCGSupport.UNIFORM_BATCH\n")},
+        "[Perf] raise it (#3)")
+    blob = repo.blob_sha("HEAD", f"{base}/real_attn.py")
+    repo.delete_object(blob)
+    store2, stats2, warnings2 = collect(tmp_path / "kb2.sqlite", repo.path)
+    assert warnings2 and len(stats2.warnings) == len(warnings2)
+    assert f"{len(warnings2)} warnings" in stats2.summary()

@@ -388,7 +388,7 @@ def _load_modules(
                 if fnmatch.fnmatch(entry.path.rsplit("/", 1)[-1], glob)
                 else ""
             )
-        if entry.type != "blob" or not kind:
+        if entry.type != "blob" or not kind or entry.mode not in ("100644", "100755"):
             continue
         key = entry.sha + kind
         if key in cache.facts:

@@ -413,10 +413,10 @@ def _raw_block(block: str) -> list[tuple[str, list[RawChange]]]:
         fields = meta[1:].split()
         status = fields[4][0]
         if status in "RC":  # a rename or copy: the old path, then the new one
-            raw.append(RawChange(status, fields[2], fields[3], items[i + 2], items[i + 1]))
+            raw.append(RawChange.from_raw(fields, items[i + 2], items[i + 1]))
             i += 3
             continue
-        raw.append(RawChange(status, fields[2], fields[3], items[i + 1], None))
+        raw.append(RawChange.from_raw(fields, items[i + 1]))
         i += 2
     return [(head.strip("\0\n "), raw)]
 
@@ -483,13 +483,34 @@ def commit_meta(git: GitRepo, sha: str) -> CommitMeta:
     )
 
 
+NULL_SHA = "0" * 40
+REGULAR_MODES = ("100644", "100755")
+
+
 @dataclass
 class RawChange:
+    """One file of a commit's ``diff-tree --raw`` listing. A side that is not a regular file
+    (a symlink, a submodule) has its blob id nulled: its bytes are not source code."""
+
     status: str
     old_sha: str
     new_sha: str
     path: str
     old_path: str | None
+
+    @classmethod
+    def from_raw(
+        cls, fields: list[str], path: str, old_path: str | None = None
+    ) -> RawChange:
+        """From the fields of a ``:old_mode new_mode old_sha new_sha status`` line."""
+        old_mode, new_mode, old_sha, new_sha, status = fields[:5]
+        return cls(
+            status[0],
+            old_sha if old_mode in REGULAR_MODES else NULL_SHA,
+            new_sha if new_mode in REGULAR_MODES else NULL_SHA,
+            path,
+            old_path,
+        )
 
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -540,7 +561,7 @@ def changed_files(
             else:
                 old_path, path = None, items[i + 1]
                 i += 2
-            changes.append(RawChange(status, fields[2], fields[3], path, old_path))
+            changes.append(RawChange.from_raw(fields, path, old_path))
             continue
         parts = meta.split("\t")
         if counts is not None and len(parts) == 3:
@@ -1073,7 +1094,9 @@ class _Auditor:
         for rc in raw:
             if rc.status in "AR":
                 by_path.pop(rc.path, None)
-            if rc.status in "DMT":
+            if rc.old_sha == NULL_SHA:  # not a regular file at the parent: nothing to read
+                by_path.pop(rc.old_path or rc.path, None)
+            elif rc.status in "DMT":
                 if self._in_scan(rc.path):
                     by_path[rc.path] = TreeEntry("100644", "blob", rc.old_sha, rc.path)
             elif rc.status in "RC" and rc.old_path and self._in_scan(rc.old_path):
