@@ -468,7 +468,7 @@ def test_symlinks_are_not_read_as_python_and_every_warning_is_counted(tmp_path):
     os.symlink("../_cudagraph_support = (weird target", repo.path / base / "link_attn.py")
     git(repo.path, "add", "--", f"{base}/link_attn.py")
     repo.commit(None, "[Misc] a link named after the symbol (#2)")
-    store, stats, warnings = collect(tmp_path / "kb.sqlite", repo.path)
+    store, _stats, warnings = collect(tmp_path / "kb.sqlite", repo.path)
     assert not [w for w in warnings if "link_attn.py" in w], warnings
     assert changes(store, "1") == [
         ("RealMetadataBuilder", "_cudagraph_support", None, "UNIFORM_SINGLE_TOKEN_DECODE",
@@ -484,6 +484,6 @@ def test_symlinks_are_not_read_as_python_and_every_warning_is_counted(tmp_path):
         "[Perf] raise it (#3)")
     blob = repo.blob_sha("HEAD", f"{base}/real_attn.py")
     repo.delete_object(blob)
-    store2, stats2, warnings2 = collect(tmp_path / "kb2.sqlite", repo.path)
+    _store2, stats2, warnings2 = collect(tmp_path / "kb2.sqlite", repo.path)
     assert warnings2 and len(stats2.warnings) == len(warnings2)
     assert f"{len(warnings2)} warnings" in stats2.summary()
