@@ -236,3 +236,28 @@ def test_timeline_and_lineage_commands(store: Store, capsys: pytest.CaptureFixtu
     assert rc == 0 and "led to it" in out and "#30" in out
     rc, _, err = run(capsys, "--db", db, "lineage", "999")
     assert rc == 1 and "999" in err
+
+
+def test_timeline_keeps_same_named_builders_of_two_files_apart(tmp_path: Path) -> None:
+    """A V0 and a V1 builder of one name are two builders: each shows only the commits where
+    its own reading changed, instead of the two alternating at every collected commit."""
+    from prkb.analyze.lineage import class_timeline
+
+    v0, v1 = "vllm/attention/backends/x_attn.py", "vllm/v1/attention/backends/x_attn.py"
+    readings = [  # (commit, file, effective): V1 changes at c3, V0 never
+        ("c1", v0, "NEVER"), ("c1", v1, "UNIFORM_BATCH"),
+        ("c2", v0, "NEVER"), ("c2", v1, "UNIFORM_BATCH"),
+        ("c3", v0, "NEVER"), ("c3", v1, "ALWAYS"),
+    ]
+    with Store(tmp_path / "kb.sqlite") as st, st.transaction():
+        for i, (sha, f, eff) in enumerate(readings):
+            st.conn.execute(
+                "INSERT INTO builder_levels (repo, commit_sha, committed_at, pr_ref, class_name,"
+                " file, declared, effective, dynamic) VALUES ('o/r', ?, ?, ?, 'XMetadataBuilder',"
+                " ?, ?, ?, 0)",
+                (sha, f"2026-01-0{1 + i // 2}T00:00:00Z", sha, f, eff, eff),
+            )
+    with Store(tmp_path / "kb.sqlite") as st:
+        rows = class_timeline(st, PROFILE, "XMetadataBuilder")["effective"]
+    assert [(r["commit"], r["file"], r["effective"]) for r in rows] == [
+        ("c1", v0, "NEVER"), ("c1", v1, "UNIFORM_BATCH"), ("c3", v1, "ALWAYS")]

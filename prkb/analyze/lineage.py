@@ -505,12 +505,14 @@ def class_timeline(store: Store, profile: Profile, class_name: str) -> dict[str,
         item["effective_after"] = lv["effective"] if lv is not None else None
         changes.append(item)
     effective = []
-    last: tuple[Any, ...] | None = None
+    # one reading per file: classes of one name in two files (V0 and V1) are two builders,
+    # and each shows only the commits where its own reading changed
+    last: dict[str, tuple[Any, ...]] = {}
     for r in level_rows:
-        cur = (r["declared"], r["effective"], r["dynamic"], r["level_text"], r["file"])
-        if cur == last:
+        cur = (r["declared"], r["effective"], r["dynamic"], r["level_text"])
+        if last.get(r["file"]) == cur:
             continue
-        last = cur
+        last[r["file"]] = cur
         effective.append(
             {
                 "date": r["committed_at"],
