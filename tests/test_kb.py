@@ -201,3 +201,28 @@ def test_bad_db_path_is_one_line(tmp_path):
     assert "is a directory" in res.stderr and "Traceback" not in res.stderr
     missing = run("--db", str(tmp_path / "kb.sqlite"), "import", str(tmp_path / "nope.jsonl"))
     assert missing.returncode == 2 and "does not exist" in missing.stderr
+
+
+def test_export_leaves_an_existing_file_alone_without_force(tmp_path):
+    db = str(tmp_path / "kb.sqlite")
+    assert run("--db", db, "import", str(CURATED)).returncode == 0
+    out = tmp_path / "out.jsonl"
+    before = b"keep me\n\x00not a snapshot\n"
+    out.write_bytes(before)
+    res = run("--db", db, "export", str(out))
+    assert res.returncode == 2
+    assert res.stderr.count("\n") == 1 and res.stderr.startswith("prkb: error: ")
+    assert str(out) in res.stderr and "--force" in res.stderr
+    assert out.read_bytes() == before  # untouched
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("out")] == ["out.jsonl"]
+
+    forced = run("--db", db, "export", "--force", str(out))
+    assert forced.returncode == 0, forced.stderr
+    assert out.read_text(encoding="utf-8") == run("--db", db, "export", "-").stdout
+    assert len(out.read_text(encoding="utf-8").splitlines()) == 4
+    assert not (tmp_path / "out.jsonl.tmp").exists()
+
+    fresh = tmp_path / "fresh.jsonl"  # a new file needs no --force
+    assert run("--db", db, "export", str(fresh)).returncode == 0
+    assert fresh.read_bytes() == out.read_bytes()
+    assert "--force" in run("export", "--help").stdout

@@ -48,9 +48,15 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "export",
         parents=[common],
         help="export the knowledge base as JSONL",
-        description="Writes every PR as one JSON line in GitHub's REST shape (plus 'source').",
+        description=(
+            "Writes every PR as one JSON line in GitHub's REST shape (plus 'source'). An existing "
+            "FILE is left alone (exit 2) unless --force is given; it is then replaced atomically."
+        ),
     )
     p.add_argument("file", help="output file, or - for stdout")
+    p.add_argument(
+        "--force", action="store_true", help="replace FILE when it already exists"
+    )
     p.add_argument(
         "--trim-patches",
         action="store_true",
@@ -101,6 +107,10 @@ def cmd_export(args: argparse.Namespace) -> int:
     from ..collect.snapshot import export_jsonl
 
     profile = profile_of(args)
+    if args.file != "-" and not args.force:
+        out = Path(args.file)
+        if out.exists() or out.is_symlink():
+            raise InputError(f"{out} already exists: use --force to replace it")
     with open_store(args) as store:
         if args.file == "-":
             n = export_jsonl(store, sys.stdout, trim=args.trim_patches, profile=profile)
