@@ -226,3 +226,36 @@ def test_export_leaves_an_existing_file_alone_without_force(tmp_path):
     assert run("--db", db, "export", str(fresh)).returncode == 0
     assert fresh.read_bytes() == out.read_bytes()
     assert "--force" in run("export", "--help").stdout
+
+
+def test_import_exits_1_when_a_line_fails_and_still_stores_the_good_ones(tmp_path):
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text(
+        json.dumps(record(11)) + "\n" + '{"number": 12, "title": "cut off\n'
+        + json.dumps(record(13)) + "\n",
+        encoding="utf-8",
+    )
+    db = str(tmp_path / "kb.sqlite")
+    res = run("--db", db, "-q", "import", str(mixed))
+    assert res.returncode == 1, res.stderr
+    assert "Traceback" not in res.stderr
+    err = res.stderr.strip().splitlines()
+    assert err[0].startswith("warning: mixed.jsonl:2: not JSON")  # the per-line message
+    assert err[-1] == (f"prkb: {mixed}: 1 of 3 lines failed and were left out; "
+                       "the other 2 were imported")
+    assert len(err) == 2
+    assert "3 lines, 2 new, 0 updated, 0 unchanged, 0 older, 1 errors" in res.stdout
+    rows = sqlite3.connect(db).execute("SELECT ref FROM prs ORDER BY ref").fetchall()
+    assert rows == [("11",), ("13",)]
+
+    good = tmp_path / "good.jsonl"
+    good.write_text(json.dumps(record(11)) + "\n" + json.dumps(record(13)) + "\n",
+                    encoding="utf-8")
+    clean = run("--db", str(tmp_path / "clean.sqlite"), "-q", "import", str(good))
+    assert clean.returncode == 0, clean.stderr
+    assert clean.stderr == ""
+    assert "2 lines, 2 new" in clean.stdout
+    as_json = run("--db", db, "-q", "import", "--json", str(mixed))
+    assert as_json.returncode == 1
+    counts = json.loads(as_json.stdout)
+    assert counts["failed"] == 1 and counts["unchanged"] == 2 and len(counts["errors"]) == 1
