@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import networkx as nx
+from networkx.readwrite.graphml import GraphMLWriter
 
 from .analyze.lineage import (
     code_alternatives,
@@ -641,7 +642,21 @@ def to_graphml(g: nx.MultiDiGraph) -> str:
         h.add_node(n, **{k: _graphml_value(v) for k, v in d.items() if v is not None})
     for u, v, k, d in g.edges(keys=True, data=True):
         h.add_edge(u, v, key=k, **{a: _graphml_value(b) for a, b in d.items() if b is not None})
-    return "\n".join(nx.generate_graphml(h)) + "\n"
+    writer = _GraphMLWriter(encoding="utf-8", prettyprint=True)
+    writer.add_graph_element(h)
+    return "\n".join(str(writer).splitlines()) + "\n"
+
+
+class _GraphMLWriter(GraphMLWriter):
+    """networkx writes a boolean as Python's ``True``/``False``; GraphML (``attr.type=
+    "boolean"``, an XML Schema boolean) wants ``true``/``false``."""
+
+    def add_data(self, name: str, element_type: type, value: Any, scope: str = "all",
+                 default: Any = None) -> Any:
+        element = super().add_data(name, element_type, value, scope, default)
+        if element_type is bool:  # networkx passes the value as str(value)
+            element.text = {"True": "true", "False": "false"}.get(str(value), element.text)
+        return element
 
 
 def _graphml_value(v: Any) -> Any:

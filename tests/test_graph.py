@@ -221,3 +221,54 @@ def test_untrusted_titles_stay_text_in_exports(tmp_path: Path) -> None:
     label = next(line for line in dot.splitlines() if line.startswith('  "pr:100" ['))
     # the only unescaped quotes are the ones around the key and the label
     assert label.replace('\\"', "").count('"') == 4
+
+
+_GRAPHML_NS = "{http://graphml.graphdrawing.org/xmlns}"
+
+
+def test_graphml_export_is_valid_graphml_with_lowercase_booleans(
+    bundled: Store, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import xml.etree.ElementTree as ET
+
+    path = tmp_path / "g.graphml"
+    rc, _, _ = run(capsys, "--db", str(bundled.path), "graph", "--format", "graphml",
+                   "-o", str(path))
+    assert rc == 0
+    text = path.read_text(encoding="utf-8")
+    assert ">True<" not in text and ">False<" not in text
+
+    root = ET.fromstring(text.encode("utf-8"))
+    assert root.tag == f"{_GRAPHML_NS}graphml"
+    keys: dict[str, str] = {}
+    seen_graph = False
+    for child in root:  # every key is declared before the graph that uses it
+        if child.tag == f"{_GRAPHML_NS}key":
+            assert not seen_graph, "key declared after the graph"
+            keys[child.attrib["id"]] = child.attrib["attr.type"]
+        elif child.tag == f"{_GRAPHML_NS}graph":
+            seen_graph = True
+    assert seen_graph
+    graphs = root.findall(f"{_GRAPHML_NS}graph")
+    assert len(graphs) == 1 and graphs[0].attrib["edgedefault"] == "directed"
+    boolean_keys = {k for k, t in keys.items() if t == "boolean"}
+    assert boolean_keys  # the export does carry a boolean ("stored")
+    booleans = 0
+    for data in root.iter(f"{_GRAPHML_NS}data"):
+        assert data.attrib["key"] in keys, data.attrib
+        if data.attrib["key"] in boolean_keys:
+            assert data.text in ("true", "false"), data.text
+            booleans += 1
+    assert booleans
+
+    want = load_graph(bundled)
+    got = nx.read_graphml(path)
+    assert set(got.nodes) == set(want.nodes)
+    assert sorted(got.edges(data="type")) == sorted((u, v, k) for u, v, k in want.edges(keys=True))
+    compared = 0
+    for n, d in want.nodes(data=True):
+        for attr, value in d.items():
+            if isinstance(value, bool):
+                assert got.nodes[n][attr] is value, (n, attr)
+                compared += 1
+    assert compared

@@ -278,10 +278,14 @@ def test_cli_import_reports_each_bad_line_once(tmp_path: Path, figures) -> None:
     r = subprocess.run([sys.executable, "-m", "prkb", "--db", str(db), "-q", "import", str(path)],
                        capture_output=True, text=True, timeout=60)
     figures.add("input", "cases generated", len(bad) + 4)
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 1, r.stderr  # some lines failed (exit 0 only when none did)
     assert "Traceback" not in r.stderr
     lines = r.stderr.strip().splitlines()
-    assert len(lines) == len(bad) + 2, lines  # one per bad line, one per duplicated PR line
+    # one per bad line, one per duplicated PR line, then the counts
+    assert len(lines) == len(bad) + 3, lines
+    assert lines[-1] == (f"prkb: {path}: {len(bad)} of {len(bad) + 4} lines failed and were "
+                         "left out; the other 4 were imported")
+    lines = lines[:-1]
     for i, line in enumerate(lines[: len(bad)]):
         assert line.startswith(f"warning: mixed.jsonl:{i + 2}"), line
     assert "PR 1 also on line 1" in lines[-2] and "PR 2 also on line" in lines[-1]

@@ -201,3 +201,61 @@ def test_bad_db_path_is_one_line(tmp_path):
     assert "is a directory" in res.stderr and "Traceback" not in res.stderr
     missing = run("--db", str(tmp_path / "kb.sqlite"), "import", str(tmp_path / "nope.jsonl"))
     assert missing.returncode == 2 and "does not exist" in missing.stderr
+
+
+def test_export_leaves_an_existing_file_alone_without_force(tmp_path):
+    db = str(tmp_path / "kb.sqlite")
+    assert run("--db", db, "import", str(CURATED)).returncode == 0
+    out = tmp_path / "out.jsonl"
+    before = b"keep me\n\x00not a snapshot\n"
+    out.write_bytes(before)
+    res = run("--db", db, "export", str(out))
+    assert res.returncode == 2
+    assert res.stderr.count("\n") == 1 and res.stderr.startswith("prkb: error: ")
+    assert str(out) in res.stderr and "--force" in res.stderr
+    assert out.read_bytes() == before  # untouched
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("out")] == ["out.jsonl"]
+
+    forced = run("--db", db, "export", "--force", str(out))
+    assert forced.returncode == 0, forced.stderr
+    assert out.read_text(encoding="utf-8") == run("--db", db, "export", "-").stdout
+    assert len(out.read_text(encoding="utf-8").splitlines()) == 4
+    assert not (tmp_path / "out.jsonl.tmp").exists()
+
+    fresh = tmp_path / "fresh.jsonl"  # a new file needs no --force
+    assert run("--db", db, "export", str(fresh)).returncode == 0
+    assert fresh.read_bytes() == out.read_bytes()
+    assert "--force" in run("export", "--help").stdout
+
+
+def test_import_exits_1_when_a_line_fails_and_still_stores_the_good_ones(tmp_path):
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text(
+        json.dumps(record(11)) + "\n" + '{"number": 12, "title": "cut off\n'
+        + json.dumps(record(13)) + "\n",
+        encoding="utf-8",
+    )
+    db = str(tmp_path / "kb.sqlite")
+    res = run("--db", db, "-q", "import", str(mixed))
+    assert res.returncode == 1, res.stderr
+    assert "Traceback" not in res.stderr
+    err = res.stderr.strip().splitlines()
+    assert err[0].startswith("warning: mixed.jsonl:2: not JSON")  # the per-line message
+    assert err[-1] == (f"prkb: {mixed}: 1 of 3 lines failed and were left out; "
+                       "the other 2 were imported")
+    assert len(err) == 2
+    assert "3 lines, 2 new, 0 updated, 0 unchanged, 0 older, 1 errors" in res.stdout
+    rows = sqlite3.connect(db).execute("SELECT ref FROM prs ORDER BY ref").fetchall()
+    assert rows == [("11",), ("13",)]
+
+    good = tmp_path / "good.jsonl"
+    good.write_text(json.dumps(record(11)) + "\n" + json.dumps(record(13)) + "\n",
+                    encoding="utf-8")
+    clean = run("--db", str(tmp_path / "clean.sqlite"), "-q", "import", str(good))
+    assert clean.returncode == 0, clean.stderr
+    assert clean.stderr == ""
+    assert "2 lines, 2 new" in clean.stdout
+    as_json = run("--db", db, "-q", "import", "--json", str(mixed))
+    assert as_json.returncode == 1
+    counts = json.loads(as_json.stdout)
+    assert counts["failed"] == 1 and counts["unchanged"] == 2 and len(counts["errors"]) == 1

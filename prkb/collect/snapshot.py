@@ -23,6 +23,8 @@ class ImportReport:
     unchanged: int = 0
     older: int = 0
     errors: list[str] = field(default_factory=list)
+    # lines left out (bad UTF-8, not JSON, not a usable record); a PR seen twice is not one
+    failed: int = 0
 
     def count(self, res: IngestResult) -> None:
         setattr(self, res.outcome, getattr(self, res.outcome) + 1)
@@ -60,21 +62,25 @@ def import_jsonl(
             on_progress(no)
         if err:
             report.errors.append(f"{path.name}:{no}: {err}")
+            report.failed += 1
             continue
         assert text is not None
         try:
             obj = json.loads(text)
         except json.JSONDecodeError as e:
             report.errors.append(f"{path.name}:{no}: not JSON: {e.msg} at column {e.colno}")
+            report.failed += 1
             continue
         except RecursionError:
             report.errors.append(f"{path.name}:{no}: not JSON: nested too deeply")
+            report.failed += 1
             continue
         try:
             res = ingest(store, obj, profile)
         except InputError as e:
             ident = _ident(obj)
             report.errors.append(f"{path.name}:{no}{ident}: {e}")
+            report.failed += 1
             continue
         if res.ref in seen and res.outcome in ("updated", "older"):
             report.errors.append(

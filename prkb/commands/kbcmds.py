@@ -36,8 +36,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="import a JSONL snapshot (one PR per line)",
         description=(
             "Imports a JSONL snapshot in GitHub's REST shape and analyses each PR. Bad lines are "
-            "reported with their line number and skipped; good lines are imported. Re-importing "
-            "the same file changes nothing."
+            "reported with their line number and skipped; good lines are imported, and the exit "
+            "code is then 1 (0 when every line is good). Re-importing the same file changes "
+            "nothing."
         ),
     )
     p.add_argument("file", type=Path)
@@ -48,9 +49,15 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "export",
         parents=[common],
         help="export the knowledge base as JSONL",
-        description="Writes every PR as one JSON line in GitHub's REST shape (plus 'source').",
+        description=(
+            "Writes every PR as one JSON line in GitHub's REST shape (plus 'source'). An existing "
+            "FILE is left alone (exit 2) unless --force is given; it is then replaced atomically."
+        ),
     )
     p.add_argument("file", help="output file, or - for stdout")
+    p.add_argument(
+        "--force", action="store_true", help="replace FILE when it already exists"
+    )
     p.add_argument(
         "--trim-patches",
         action="store_true",
@@ -94,13 +101,25 @@ def cmd_import(args: argparse.Namespace) -> int:
             f"{args.file}: {report.lines} lines, {report.new} new, {report.updated} updated, "
             f"{report.unchanged} unchanged, {report.older} older, {len(report.errors)} errors"
         )
-    return 1 if report.errors and not (report.new or report.updated or report.unchanged) else 0
+    if report.failed:
+        kept = report.lines - report.failed
+        print(
+            f"prkb: {safe_term(str(args.file))}: {report.failed} of {report.lines} lines failed "
+            f"and were left out; the other {kept} were imported",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:
     from ..collect.snapshot import export_jsonl
 
     profile = profile_of(args)
+    if args.file != "-" and not args.force:
+        out = Path(args.file)
+        if out.exists() or out.is_symlink():
+            raise InputError(f"{out} already exists: use --force to replace it")
     with open_store(args) as store:
         if args.file == "-":
             n = export_jsonl(store, sys.stdout, trim=args.trim_patches, profile=profile)
