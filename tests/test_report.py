@@ -179,3 +179,27 @@ def test_cli_report(tmp_path, capsys):
     assert main(["--db", str(db), "report", "123456"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "123456" in err[0]
+
+
+def test_cli_report_output_respects_the_umask_and_fails_in_one_line(tmp_path, capsys):
+    """``report -o`` writes with the user's umask (mkstemp's 0600 before), and a file that
+    cannot be created is one error line naming it (a traceback before)."""
+    import os
+    import stat
+
+    db = tmp_path / "kb.sqlite"
+    seeded_store(tmp_path).close()
+    target = tmp_path / "r.md"
+    old = os.umask(0o022)
+    try:
+        assert main(["--db", str(db), "report", "47144", "--lang", "en", "-o", str(target)]) == 0
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o644
+    capsys.readouterr()
+    # /proc takes no new files, not even from root: the write itself fails
+    bad = Path("/proc") / f"prkb-report-{os.getpid()}.md"
+    assert main(["--db", str(db), "report", "47144", "-o", str(bad)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(bad) in err[0] and err[0].startswith("prkb: error:")
+    assert "Traceback" not in "\n".join(err)

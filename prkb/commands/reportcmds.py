@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..atomic import write_atomic
 from . import open_store, profile_of
 
 
@@ -50,21 +48,6 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.set_defaults(func=cmd_report)
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder."""
-    folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise InputError(f"cannot write {path}: folder {folder} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except OSError as e:
-        Path(tmp).unlink(missing_ok=True)
-        raise InputError(f"cannot write {path}: {e.strerror}") from None
-
-
 def cmd_report(args: argparse.Namespace) -> int:
     from ..render.report import render_reports
 
@@ -74,7 +57,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         text = render_reports(store, args.number, langs, fmt=args.fmt, profile=profile)
     if args.output:
         out = Path(args.output)
-        write_atomic(out, text)
+        write_atomic(out, text)  # one error line, never a traceback; the umask is respected
         print(f"wrote {out}", file=sys.stderr)
     else:
         sys.stdout.write(text)
