@@ -513,3 +513,16 @@ def test_old_tree_is_removed_after_the_swap_without_blocking(tmp_path: Path) -> 
     site_mod._REMOVING.clear()
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
     assert (out / "en" / "index.html").is_file() and (out / MANIFEST).is_file()
+
+
+def test_site_serve_takes_the_folder_flag_of_site_build() -> None:
+    """`site serve` names the site folder with `-o/--out`, as `site build` does; the old
+    `-d/--dir` still works."""
+    from prkb.cli import build_parser
+
+    parser = build_parser()
+    for flag in ("-o", "--out", "-d", "--dir"):
+        args = parser.parse_args(["site", "serve", flag, "pub/site"])
+        assert args.dir == "pub/site", flag
+    assert parser.parse_args(["site", "serve"]).dir == "site"
+    assert parser.parse_args(["site", "build", "-o", "pub/site"]).out == "pub/site"

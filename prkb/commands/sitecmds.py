@@ -48,7 +48,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
             "Search needs HTTP (browsers do not load Pagefind from file://), so preview here."
         ),
     )
-    p.add_argument("-d", "--dir", default="site", help="site folder (default: site)")
+    # the same flag as `site build` (-o/--out); -d/--dir, the old spelling, still works
+    p.add_argument(
+        "-o", "--out", "-d", "--dir", dest="dir", default="site",
+        help="site folder, as given to `site build -o` (default: site)",
+    )
     p.add_argument("--port", type=int, default=8000, help="port (default: 8000; 0 picks one)")
     p.add_argument("--verbose", action="store_true", help="log every request")
     p.set_defaults(func=cmd_site_serve)
