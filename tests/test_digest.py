@@ -264,9 +264,33 @@ def test_pr_weeks_fast_path_equals_parsing_each_stamp(when: datetime, zone: str)
     """Stored UTC stamps are read by their day (cached); every stamp gives the week that
     parsing it in full gives."""
     text = when.strftime("%Y-%m-%dT%H:%M:%S") + zone
-    pr = {"state": "merged", "created_at": text, "merged_at": text, "closed_at": None}
+    pr = {"state": "merged", "created_at": text, "merged_at": text, "closed_at": None,
+          "source": "github"}
     t = dg.parse_time(text)
     assert t is not None
     assert dg.pr_weeks(pr) == {dg.week_key(t)}
     assert dg.pr_weeks({**pr, "state": "closed", "merged_at": None, "closed_at": "junk"}) \
         == {dg.week_key(t)}
+
+
+
+def test_a_git_only_record_is_never_listed_as_opened(tmp_path: Path) -> None:
+    """A record made from git history alone knows when its commit was authored, not when its
+    PR was opened: it is listed in the week it merged and never under "Opened"."""
+    profile = load_profile()
+    rec = {
+        "number": 4242, "title": "[Perf] from git only", "state": "merged",
+        "created_at": "2026-05-11T09:00:00Z",  # the author date, a week before the merge
+        "merged_at": "2026-05-19T09:00:00Z", "closed_at": "2026-05-19T09:00:00Z",
+        "merge_commit_sha": "a" * 40, "source": "git", "files": [],
+    }
+    with Store(tmp_path / "kb.sqlite") as st:
+        ingest(st, rec, profile)
+        ingest(st, {**rec, "number": 4243, "merge_commit_sha": "b" * 40, "source": "github"},
+               profile)
+        w20 = dg.gather(st, dg.week_period("2026-W20"), profile)
+        w21 = dg.gather(st, dg.week_period("2026-W21"), profile)
+        weeks = dg.digest_weeks(st, profile, now=datetime(2026, 7, 1, tzinfo=UTC))
+    assert [it.number for it in w20.opened] == [4243]  # the GitHub record's opening only
+    assert [it.number for it in w21.merged] == [4242, 4243]
+    assert weeks == ["2026-W20", "2026-W21"]  # W20 only for #4243's opening

@@ -243,7 +243,7 @@ def gather(store: Store, period: Period, profile: Profile | None = None) -> Dige
     # "+repo": the date indexes (migration 0004) serve the ORs, not the (repo, ref) index
     rows = store.conn.execute(
         "SELECT id, repo, ref, number, title, state, url, author, created_at, merged_at, "
-        "closed_at FROM prs WHERE +repo=? AND ("
+        "closed_at, source FROM prs WHERE +repo=? AND ("
         "(created_at >= ? AND created_at < ?) OR (merged_at >= ? AND merged_at < ?) OR "
         "(closed_at >= ? AND closed_at < ?))",
         (profile.repo, lo, hi, lo, hi, lo, hi),
@@ -254,7 +254,7 @@ def gather(store: Store, period: Period, profile: Profile | None = None) -> Dige
         created = parse_time(row["created_at"])
         merged = parse_time(row["merged_at"])
         closed = parse_time(row["closed_at"])
-        if period.contains(created):
+        if _opened_known(row) and period.contains(created):
             it = _item(row, created)
             dg.opened.append(it)
             in_week.setdefault(row["id"], it)
@@ -335,16 +335,24 @@ def digest_weeks(
     current = week_key(now or datetime.now(UTC))
     weeks: set[str] = set()
     for row in store.conn.execute(
-        "SELECT state, created_at, merged_at, closed_at FROM prs WHERE repo=?", (profile.repo,)
+        "SELECT state, created_at, merged_at, closed_at, source FROM prs WHERE repo=?",
+        (profile.repo,),
     ):
         weeks.update(pr_weeks(row))
     return sorted(w for w in weeks if not complete_only or w < current)
 
 
+def _opened_known(pr: Any) -> bool:
+    """Whether the record knows when its PR was opened: a record made from git history alone
+    has the commit's author date, not the PR's opening, so it is never listed as opened."""
+    return bool(pr["source"] != "git")
+
+
 def pr_weeks(pr: Any) -> set[str]:
-    """The weeks whose digest names a PR: the week it opened, and the week it merged (or
-    closed without merging). ``pr`` has state, created_at, merged_at and closed_at."""
-    stamps = [pr["created_at"]]
+    """The weeks whose digest names a PR: the week it opened (when known), and the week it
+    merged (or closed without merging). ``pr`` has state, created_at, merged_at, closed_at and
+    source."""
+    stamps = [pr["created_at"]] if _opened_known(pr) else []
     if pr["state"] == "merged":
         stamps.append(pr["merged_at"])
     elif pr["state"] == "closed" and parse_time(pr["merged_at"]) is None:

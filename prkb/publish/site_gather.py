@@ -69,9 +69,9 @@ def gather(store: Store, profile: Profile) -> SiteData:
     by_node = data.by_node
     pr: dict[str, Any] | None
     for (pr_id, repo, ref, number, title, state, author, created_at, closed_at, merged_at,
-         sha, url, labels, raw_hash, analysis_text) in cur.execute(
+         sha, url, labels, raw_hash, analysis_text, source) in cur.execute(
         "SELECT id, repo, ref, number, title, state, author, created_at, closed_at, merged_at,"
-        " merge_commit_sha, url, labels, raw_hash, analysis FROM prs"
+        " merge_commit_sha, url, labels, raw_hash, analysis, source FROM prs"
     ):
         analysis = loads(analysis_text, "{}")
         node = f"pr:{number}" if number is not None else f"commit:{sha}"
@@ -87,6 +87,7 @@ def gather(store: Store, profile: Profile) -> SiteData:
             "author": author,
             "date": str(merged_at or closed_at or created_at or ""),
             "created_at": created_at,
+            "source": source,
             "merged_at": merged_at,
             "closed_at": closed_at,
             "sha": sha,
