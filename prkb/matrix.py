@@ -31,25 +31,37 @@ def spec_label(ready: bool | None) -> str:
     return "yes" if ready else "n/a" if ready is None else "no"
 
 
-def last_pr_for(store: Store, class_name: str, profile: Profile) -> str | None:
-    """The PR (or commit ref) that last changed the class's declaration, newest merge first."""
+def last_pr_for(
+    store: Store, class_name: str, profile: Profile, reachable: set[str] | None = None
+) -> str | None:
+    """The PR (or commit ref) that last changed the class's declaration, newest merge first.
+
+    ``reachable``: the commits of the audited revision's history; then only a change merged by
+    one of them counts (a PR merged after the revision, or in another repository, does not).
+    """
     names = (*profile.family, *profile.methods)
     marks = ",".join("?" for _ in names)
-    row = store.conn.execute(
-        f"""SELECT p.ref, p.number FROM symbol_changes s JOIN prs p ON p.id = s.pr_id
+    for row in store.conn.execute(
+        f"""SELECT p.ref, p.number, p.merge_commit_sha FROM symbol_changes s
+            JOIN prs p ON p.id = s.pr_id
             WHERE s.class_name = ? AND s.attr IN ({marks})
-            ORDER BY COALESCE(p.merged_at, p.closed_at, p.created_at, '') DESC, p.id DESC
-            LIMIT 1""",
+            ORDER BY COALESCE(p.merged_at, p.closed_at, p.created_at, '') DESC, p.id DESC""",
         (class_name, *names),
-    ).fetchone()
-    if row is None:
-        return None
-    return f"#{row['number']}" if row["number"] is not None else str(row["ref"])
+    ):
+        if reachable is not None and row["merge_commit_sha"] not in reachable:
+            continue
+        return f"#{row['number']}" if row["number"] is not None else str(row["ref"])
+    return None
 
 
 def matrix_rows(
-    result: AuditResult, profile: Profile, store: Store | None = None
+    result: AuditResult,
+    profile: Profile,
+    store: Store | None = None,
+    reachable: set[str] | None = None,
 ) -> list[dict[str, Any]]:
+    """One row per builder of the audit; the "last PR" column from ``store``, limited to the
+    commits in ``reachable`` (the audited revision's history) when given."""
     rows = []
     for b in result.builders:
         comments = []
@@ -76,7 +88,9 @@ def matrix_rows(
                 "spec_ready": b.spec_ready,
                 "spec_reason": b.spec_reason,
                 "comments": "; ".join(comments),
-                "last_pr": last_pr_for(store, b.class_name.rsplit(".", 1)[-1], profile)
+                "last_pr": last_pr_for(
+                    store, b.class_name.rsplit(".", 1)[-1], profile, reachable
+                )
                 if store is not None
                 else None,
             }

@@ -62,13 +62,18 @@ def test_matrix_json_rows(repo, tmp_path, capsys):
 
 def test_matrix_markdown_is_a_docs_table_with_last_pr(repo, tmp_path, capsys):
     db = tmp_path / "kb.sqlite"
+    first = repo.shas[0]
+    second = repo.commit({"README.md": "later\n"}, "a later commit")
     with _store(db) as store:
-        changes = ((10, "2026-01-01", "ALWAYS"), (12, "2026-03-01", "UNIFORM_BATCH"))
-        for number, merged, level in changes:
+        # #10 merged as the first commit, #12 as the second; #14, the newest, merged in
+        # another repository (its commit is not in this one)
+        changes = ((10, "2026-01-01", "ALWAYS", first), (12, "2026-03-01", "UNIFORM_BATCH", second),
+                   (14, "2026-04-01", "NEVER", "f" * 40))
+        for number, merged, level, sha in changes:
             cur = store.conn.execute(
-                "INSERT INTO prs (repo, ref, number, title, source, raw, raw_hash, merged_at)"
-                " VALUES ('o/r', ?, ?, 't', 'test', '{}', 'h', ?)",
-                (str(number), number, merged),
+                "INSERT INTO prs (repo, ref, number, title, source, raw, raw_hash, merged_at,"
+                " merge_commit_sha) VALUES ('o/r', ?, ?, 't', 'test', '{}', 'h', ?, ?)",
+                (str(number), number, merged, sha),
             )
             store.conn.execute(
                 "INSERT INTO symbol_changes (pr_id, seq, file, class_name, attr, before, after,"
@@ -86,6 +91,11 @@ def test_matrix_markdown_is_a_docs_table_with_last_pr(repo, tmp_path, capsys):
     assert rows["TritonMLAMetadataBuilder"].levels == ["UNIFORM_BATCH"]
     assert "v() == 3" in rows["FlashAttentionMetadataBuilder"].cells["Dynamic"]
     assert MarkdownIt("commonmark").enable("table").render(out).count("<tr>") == len(rows) + 1
+    # at the first commit, the last PR is the one merged at or before it
+    assert main(["--db", str(db), "matrix", str(repo.path), "--rev", first]) == 0
+    rows = {r.cells["Builder"]: r for r in parse_table(capsys.readouterr().out,
+                                                       load_profile()).rows}
+    assert rows["TritonMLAMetadataBuilder"].cells["Last PR"] == "#10"
 
 
 def test_matrix_history_from_builder_levels(tmp_path, capsys):

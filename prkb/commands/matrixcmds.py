@@ -84,11 +84,13 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     from ..analyze.audit import audit_revision
     from ..gitobj import GitRepo
 
+    store = _store_if_present(args)
     with GitRepo(args.path) as repo:
         result = audit_revision(repo, args.rev, profile, warn=warn)
-    store = _store_if_present(args)
+        # the "last PR" of a builder is one merged at or before REV, in this repository
+        reachable = set(repo.git("rev-list", result.rev).split()) if store is not None else None
     try:
-        rows = matrix_rows(result, profile, store)
+        rows = matrix_rows(result, profile, store, reachable)
     finally:
         if store is not None:
             store.close()
