@@ -92,6 +92,8 @@ def ingest(
     changes, findings, notes = symbol_changes_for(rec, profile, contents)
     findings.extend(extra_findings or [])
     analysis = analyse(rec, changes, findings, profile)
+    # what the collector said of the record (why it was kept, what it could not read)
+    analysis.notes = [*notes, *[str(n) for n in (rec.get("prkb") or {}).get("notes") or []]]
     with store.transaction() as conn:
         # another process may have written this PR since the look above: look again
         existing = _stored(conn, repo, ref)
@@ -359,6 +361,7 @@ def facts_from_row(store: Store, row: sqlite3.Row) -> dict[str, Any]:
         "tests_touched": analysis.get("tests_touched", []),
         "platforms": analysis.get("platforms", []),
         "core_paths": analysis.get("core_paths", []),
+        "notes": analysis.get("notes", []),
         "risk_tags": tags,
         "findings": findings,
         "relations": relations,

@@ -487,3 +487,27 @@ def test_symlinks_are_not_read_as_python_and_every_warning_is_counted(tmp_path):
     _store2, stats2, warnings2 = collect(tmp_path / "kb2.sqlite", repo.path)
     assert warnings2 and len(stats2.warnings) == len(warnings2)
     assert f"{len(warnings2)} warnings" in stats2.summary()
+
+
+def test_a_record_without_a_change_says_why_it_was_kept(tmp_path, capsys):
+    """A commit whose level line only moved changes no declaration: `prkb show` says so and
+    names the files whose changed lines name the symbol."""
+    from prkb.cli import main
+
+    repo = GitRepoBuilder.init(tmp_path / "src")
+    path = "vllm/v1/attention/backends/moved_attn.py"
+    decl = "    _cudagraph_support = AttentionCGSupport.UNIFORM_SINGLE_TOKEN_DECODE\n"
+    repo.commit({path: "class MovedMetadataBuilder(AttentionMetadataBuilder):\n" + decl
+                 + "    supports_sinks = False\n"}, "[Feature] a builder (#1)")
+    repo.commit({path: "class MovedMetadataBuilder(AttentionMetadataBuilder):\n"
+                 "    supports_sinks = False\n" + decl}, "[Misc] tidy (#2)")
+    db = tmp_path / "kb.sqlite"
+    collect(db, repo.path)[0].close()
+    assert main(["--db", str(db), "show", "2", "--json"]) == 0
+    facts = json.loads(capsys.readouterr().out)
+    assert facts["symbol_changes"] == []
+    assert any(n.startswith("no declaration changed; kept because changed lines name the "
+                            f"symbol in {path} (") for n in facts["notes"]), facts["notes"]
+    assert main(["--db", str(db), "show", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "no declaration change recorded" in out and "note: no declaration changed" in out

@@ -616,6 +616,14 @@ def file_patch(git: GitRepo, parent: str | None, sha: str, paths: list[str]) -> 
     return patches
 
 
+def _added_matching(patch: str, profile: Profile) -> int:
+    """How many added lines of a patch the line matcher matches."""
+    return sum(
+        1 for line in patch.split("\n")
+        if line.startswith("+") and profile.matches_line(line[1:])
+    )
+
+
 def removed_lines(
     patch: str, profile: Profile, extra: set[int] | None = None, skip: set[int] | None = None
 ) -> list[int]:
@@ -1171,9 +1179,11 @@ def _mine_commit(run: _Run, sha: str, matched: set[str]) -> None:
     if counts is None:
         notes.append("line counts unavailable: an object of this commit is missing")
     changes: list[SymbolChange] = []
-    watched = [
-        rc.path for rc in raw if rc.path in matched or (rc.old_path or "") in matched
-    ]  # the files the pickaxe or the declaration scan saw change
+    watched = [  # the files the pickaxe or the declaration scan saw change (regular files)
+        rc.path for rc in raw
+        if (rc.path in matched or (rc.old_path or "") in matched)
+        and not (rc.old_sha == NULL_SHA and rc.new_sha == NULL_SHA)
+    ]
     patches = file_patch(git, parent, sha, watched)
     # per watched file: the parent's declaration lines, and whether it changed beyond format
     spans_before: dict[str, tuple[set[int], set[int]]] = {}
@@ -1217,6 +1227,13 @@ def _mine_commit(run: _Run, sha: str, matched: set[str]) -> None:
             _family_lines(before, profile, only=moved),
         )
     changes = pair_moves(changes)
+    if not changes and watched:  # why a record without a change is kept at all
+        named = {p: len(removed_lines(patches.get(p, ""), profile)) + _added_matching(
+            patches.get(p, ""), profile) for p in watched}
+        notes.append(
+            "no declaration changed; kept because changed lines name the symbol in "
+            + ", ".join(f"{p} ({n} line{'s' if n != 1 else ''})" for p, n in named.items())
+        )
     jobs: list[tuple[str, str, list[int], set[int]]] = []
     # the repository lists its formatting commits for blame to ignore: they have no lineage
     if blamer is not None and parent and sha not in blamer.ignored_revs:

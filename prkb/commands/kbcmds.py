@@ -212,6 +212,10 @@ def cmd_show(args: argparse.Namespace) -> int:
                 f"({c['direction']})"
             )
         )
+    if not facts["symbol_changes"]:
+        print("  no declaration change recorded")
+    for note in facts.get("notes", []):
+        print(safe_term(f"  note: {note}"))
     if facts["risk_tags"]:
         print("  risk: " + ", ".join(t["en"] for t in facts["risk_tags"]))
     for fd in facts["findings"]:
