@@ -79,6 +79,18 @@ class Profile:
         alts = "|".join([*sorted(names, key=len, reverse=True), *self.value_markers])
         return rf"(^|[^A-Za-z0-9_])({alts})([^A-Za-z0-9_]|$)"
 
+    def git_declaring_regex(self) -> str:
+        """A line that looks like a family declaration or the definition of a watched method,
+        as a regex valid both as a POSIX ERE (``git grep -E``) and for Python's ``re`` (the tab
+        is a literal tab). It only chooses which files to watch; nothing is read from it."""
+        blank = "[ \t]"
+        fam = "|".join(re.escape(s) for s in self.family)
+        alts = [f"^{blank}+({fam}){blank}*[:=]"]
+        if self.methods:
+            meth = "|".join(re.escape(s) for s in self.methods)
+            alts.append(f"def{blank}+({meth}){blank}*\\(")
+        return "|".join(alts)
+
     @cached_property
     def pickaxe_regex(self) -> re.Pattern[str]:
         """``git_pickaxe_regex`` for Python's ``re`` (to find the lines the pickaxe matched)."""

@@ -58,18 +58,19 @@ def _statement_end(lines: list[str], i: int) -> int:
     return j
 
 
-def _class_rows(text: str) -> list[tuple[int, int]]:
-    """(line, indentation) of every ``class`` statement, found with ``str.find`` and kept when
-    only blanks stand before it on its line."""
+def class_rows(text: str) -> list[tuple[int, int]]:
+    """(line, indentation) of every ``class`` statement (0-based lines), found with
+    ``str.find``: the word ``class`` with only blanks before it on its line and a blank after
+    it."""
     out: list[tuple[int, int]] = []
-    row, pos, at = 0, 0, text.find("class ")
+    row, pos, at = 0, 0, text.find("class")
     while at >= 0:
         start = text.rfind("\n", 0, at) + 1
-        if not text[start:at].strip(" \t"):
+        if not text[start:at].strip(" \t") and text[at + 5: at + 6] in (" ", "\t"):
             row += text.count("\n", pos, start)
             pos = start
             out.append((row, at - start))
-        at = text.find("class ", at + 6)
+        at = text.find("class", at + 5)
     return out
 
 
@@ -126,8 +127,8 @@ def declaration_key(text: str, profile: Profile) -> str:
     if not starts:
         return ""
     lines = text.split("\n")
-    classes = _class_rows(text)
-    class_rows = [c[0] for c in classes]
+    classes = class_rows(text)
+    class_starts = [c[0] for c in classes]
     keep: set[int] = set()
     for i in starts:
         if i in keep:
@@ -136,7 +137,7 @@ def declaration_key(text: str, profile: Profile) -> str:
         # the class it sits in, and the blocks between (lines with less indentation than it)
         level = _indent(line)
         top, floor = -1, 0
-        for row, ind in reversed(classes[: bisect.bisect_left(class_rows, i)]):
+        for row, ind in reversed(classes[: bisect.bisect_left(class_starts, i)]):
             if ind < level:
                 top, floor = row, _body_indent(lines, _statement_end(lines, row) + 1, level)
                 break

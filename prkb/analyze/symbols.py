@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from ..models import SymbolChange
 from ..profile import Profile
+from .declscan import class_rows as class_rows_of
 
 
 @dataclass
@@ -287,7 +288,7 @@ def parse_classes(
     # has nothing to record and is not walked (most methods of a large backend file)
     hits = _lines_naming(source, wanted_calls | wanted_attrs)
 
-    class_rows = _class_lines(source)
+    class_rows = [row + 1 for row, _ in class_rows_of(source)]  # 1-based, as ast's
 
     def holds_class(node: ast.AST, inner: bool = False) -> bool:
         """Whether a ``class`` statement starts within ``node``'s lines (after its first line
@@ -358,21 +359,6 @@ def parse_classes(
 
 
 _STMT_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
-
-
-def _class_lines(source: str) -> list[int]:
-    """Sorted 1-based numbers of the lines that start with a ``class`` statement (found with
-    ``str.find``; a line with only blanks before the word)."""
-    rows: list[int] = []
-    row, pos, at = 1, 0, source.find("class")
-    while at >= 0:
-        start = source.rfind("\n", 0, at) + 1
-        if not source[start:at].strip(" \t") and source[at + 5: at + 6] in (" ", "\t"):
-            row += source.count("\n", pos, start)
-            pos = start
-            rows.append(row)
-        at = source.find("class", at + 5)
-    return rows
 
 
 def _lines_naming(source: str, names: set[str]) -> list[int]:

@@ -241,9 +241,7 @@ class DeclarationScan:
             commits.extend(c for block in one.stdout.split("\x01") for c in _raw_block(block))
         return commits
 
-    def changed(
-        self, rng: list[str], paths: set[str], skip: set[str]
-    ) -> Iterator[tuple[str, set[str]]]:
+    def changed(self, rng: list[str], paths: set[str]) -> Iterator[tuple[str, set[str]]]:
         """(commit, files whose declarations changed), oldest first; ``paths`` grows with the
         names the files are renamed to."""
         found: dict[str, set[str]] = {}
@@ -265,7 +263,7 @@ class DeclarationScan:
                         else self._renamed_to(sha, rc.path) if rc.status == "D" else []
                     )
                     todo |= {m.path for m in moved} - done - paths
-                    if sha in skip or (rc.path not in done and (rc.old_path or "") not in done):
+                    if rc.path not in done and (rc.old_path or "") not in done:
                         continue
                     if not counted:
                         self.commits += 1
@@ -313,13 +311,9 @@ def declaring_files(git: GitRepo, rev: str, profile: Profile) -> set[str]:
     definition of a watched method (``git grep``): where the declaration scan starts. The
     pickaxe's hits add the files that held declarations only in the past; nothing is decided
     from these lines, they only choose where to look."""
-    fam = "|".join(re.escape(n) for n in profile.family)
-    meth = "|".join(re.escape(n) for n in profile.methods) or "$^"
     glob = profile.raw["profile"].get("python_glob", "*.py")
     r = git.run(
-        ["grep", "-l", "-E", f"^[[:space:]]+({fam})[[:space:]]*[:=]|def[[:space:]]+({meth})\\b",
-         rev, "--", glob],
-        check=False,
+        ["grep", "-l", "-E", profile.git_declaring_regex(), rev, "--", glob], check=False
     )
     return {ln.split(":", 1)[1] for ln in r.stdout.splitlines() if ":" in ln}
 
@@ -333,7 +327,7 @@ def _scan_job(
     watched = set(paths)
     with GitRepo(path) as git:
         scan = DeclarationScan(git, profile, warnings.append, Sources(git, profile))
-        found = [(sha, sorted(files)) for sha, files in scan.changed(rng, watched, set())]
+        found = [(sha, sorted(files)) for sha, files in scan.changed(rng, watched)]
     return found, warnings, scan.commits, sorted(watched)
 
 
@@ -382,7 +376,7 @@ class BackgroundScan:
         rest = (known | self.paths) - done
         if rest:
             scan = DeclarationScan(self.git, self.profile, warn, Sources(self.git, self.profile))
-            found += [(sha, sorted(files)) for sha, files in scan.changed(self.rng, rest, set())]
+            found += [(sha, sorted(files)) for sha, files in scan.changed(self.rng, rest)]
             self.commits += scan.commits
             done |= rest
         known |= done

@@ -44,11 +44,8 @@ class Sources:
         self.size = size
         self._items: OrderedDict[str, Source] = OrderedDict()
         self._keys: OrderedDict[str, tuple[str | None, bool]] = OrderedDict()
-        fam = "|".join(re.escape(n) for n in profile.family)
-        meth = "|".join(re.escape(n) for n in profile.methods) or "(?!)"
-        self._declares = re.compile(
-            rf"^[ \t]+(?:{fam})[ \t]*[:=]|def[ \t]+(?:{meth})\b", re.MULTILINE
-        )
+        # the same test `git grep` makes to choose the files the scan starts from
+        self._declares = re.compile(profile.git_declaring_regex(), re.MULTILINE)
 
     def _text_facts(self, blob: str) -> tuple[str | None, bool]:
         """(declaration key, declares) of a blob; (None, False) when it is missing."""
