@@ -25,7 +25,7 @@ from typing import Any
 
 from prkb.kb import ingest
 from prkb.profile import load_profile
-from prkb.publish.site import build_site
+from prkb.site.build import build_site
 from prkb.store import Store
 
 LEVELS = ["NEVER", "UNIFORM_SINGLE_TOKEN_DECODE", "UNIFORM_BATCH", "ALWAYS"]

@@ -585,8 +585,8 @@ def test_report_shows_the_returns_of_the_override(dyn_kb, lang):
 
 
 def test_site_builder_runs_carry_the_set(dyn_kb):
-    from prkb.publish.site_gather import gather
-    from prkb.publish.site_macros import make_helpers
+    from prkb.site.gather import gather
+    from prkb.site.macros import make_helpers
 
     store, _ = dyn_kb
     data = gather(store, P)

@@ -26,9 +26,9 @@ from prkb.profile import load_profile
 from prkb.progress import safe_term
 from prkb.publish import digest as dg
 from prkb.publish import mail
-from prkb.publish.site import build_site
 from prkb.render.markdown import md_escape, md_inline, to_html
 from prkb.render.report import render_report
+from prkb.site.build import build_site
 from prkb.store import Store
 
 PROFILE = load_profile()
@@ -312,7 +312,7 @@ def test_site_in_chromium_runs_no_hostile_script(site: Path, figures) -> None:
     sync_api = pytest.importorskip("playwright.sync_api")
     import threading
 
-    from prkb.publish.site_serve import make_server
+    from prkb.site.serve import make_server
 
     server = make_server(site, 0)
     threading.Thread(target=server.serve_forever, daemon=True).start()

@@ -7,8 +7,8 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from prkb.analyze.lineage import lineage_relations
 from prkb.graph import build_relations
+from prkb.graph.lineage import lineage_relations
 from prkb.kb import ingest
 from prkb.profile import load_profile
 from prkb.store import Store

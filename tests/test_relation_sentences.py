@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from prkb.analyze.relations import RELATION_TYPES
+from prkb.graph.relations import RELATION_TYPES
 from prkb.profile import load_profile
 from prkb.publish import digest as dg
-from prkb.publish.site_report import report_html
 from prkb.render.report import render_report
+from prkb.site.report_page import report_html
 from prkb.store import Store
 from tests.report_helpers import add, record
 
@@ -130,7 +130,7 @@ def test_site_report_says_each_relation_as_one_sentence(kb: Store, lang: str) ->
 
 
 def test_site_pr_page_box_says_each_relation_as_one_sentence(kb: Store, tmp_path: Path) -> None:
-    from prkb.publish.site import build_site
+    from prkb.site.build import build_site
 
     out = tmp_path / "site"
     build_site(kb, out, PROFILE, langs=["en", "zh"], search=False)

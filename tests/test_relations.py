@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from prkb.analyze.relations import (
+from prkb.collect.record import normalize_record
+from prkb.errors import InputError
+from prkb.graph.relations import (
     clean_text,
     default_rules,
     load_rules,
@@ -15,8 +17,6 @@ from prkb.analyze.relations import (
     relations_in_title,
     relations_of_record,
 )
-from prkb.collect.record import normalize_record
-from prkb.errors import InputError
 from prkb.profile import load_profile
 
 PROFILE = load_profile()

@@ -13,9 +13,9 @@ import pytest
 from prkb.collect.record import normalize_record
 from prkb.profile import load_profile
 from prkb.publish import digest as dg
-from prkb.publish.site_report import report_html
 from prkb.render.markdown import to_html
 from prkb.render.report import render_report, report_context
+from prkb.site.report_page import report_html
 from prkb.store import Store
 from tests.report_helpers import add, record
 

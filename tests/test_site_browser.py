@@ -21,8 +21,9 @@ import pytest
 from test_site_build import make_kb
 
 from prkb.profile import load_profile
-from prkb.publish import site_links, site_pages
-from prkb.publish.site import build_site
+from prkb.site import links as site_links
+from prkb.site import pages as site_pages
+from prkb.site.build import build_site
 
 pytestmark = pytest.mark.browser
 

@@ -19,8 +19,8 @@ from prkb.errors import InputError, PrkbError
 from prkb.kb import ingest
 from prkb.paths import data_dir
 from prkb.profile import load_profile
-from prkb.publish import site_links
-from prkb.publish.site import MANIFEST, build_site, parse_langs, site_safe
+from prkb.site import links as site_links
+from prkb.site.build import MANIFEST, build_site, parse_langs, site_safe
 from prkb.store import Store
 
 HOSTILE = {
@@ -415,7 +415,7 @@ def test_every_site_message_has_a_chinese_translation(built: tuple[Path, Any]) -
 def test_serve_is_loopback_only_and_needs_a_site(tmp_path: Path, built: tuple[Path, Any]) -> None:
     import urllib.request
 
-    from prkb.publish.site_serve import make_server, serve_in_thread
+    from prkb.site.serve import make_server, serve_in_thread
 
     with pytest.raises(InputError, match="no site"):
         make_server(tmp_path, 0)
@@ -496,7 +496,7 @@ def test_digest_pages_are_incremental(tmp_path: Path) -> None:
 
 
 def test_old_tree_is_removed_after_the_swap_without_blocking(tmp_path: Path) -> None:
-    from prkb.publish import site as site_mod
+    from prkb.site import build as site_mod
 
     profile = load_profile(None)
     out = tmp_path / "site"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from prkb.kb import ingest
 from prkb.profile import load_profile
-from prkb.publish.site_gather import builder_histories, gather
+from prkb.site.gather import builder_histories, gather
 from prkb.store import Store
 
 
@@ -73,7 +73,7 @@ def test_declaration_merged_after_the_mined_history_moves_the_reading(tmp_path):
 def test_the_repository_site_folder_with_its_readme_is_built_into(tmp_path):
     """``prkb site build`` with the default ``-o site`` in a checkout: the tracked
     site/README.md is accepted and kept across builds."""
-    from prkb.publish.site import build_site
+    from prkb.site.build import build_site
 
     profile = load_profile()
     store = Store(tmp_path / "kb.sqlite")

@@ -19,9 +19,9 @@ import pytest
 from prkb.graph import build_relations
 from prkb.kb import ingest
 from prkb.profile import load_profile
-from prkb.publish import site as site_mod
-from prkb.publish.site import build_site
-from prkb.publish.site_state import LINKS, MANIFEST
+from prkb.site import build as site_mod
+from prkb.site.build import build_site
+from prkb.site.state import LINKS, MANIFEST
 from prkb.store import Store
 from tests.test_site_build import make_kb, plain_record
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from prkb.publish import site_links
-from prkb.publish.site_render import escaping_env
+from prkb.site import links as site_links
+from prkb.site.render import escaping_env
 
 HOSTILE = st.one_of(
     st.sampled_from(['<script>alert("x")</script>', "a&b", "' onmouseover='x", "\u202edir",

@@ -11,9 +11,9 @@ import pytest
 from test_site_build import make_kb
 
 from prkb.profile import load_profile
-from prkb.publish.site_report import html_block, html_inline, html_link, report_html
 from prkb.render.markdown import sanitize_html, to_html
 from prkb.render.report import render_report
+from prkb.site.report_page import html_block, html_inline, html_link, report_html
 from prkb.store import Store
 
 
@@ -98,7 +98,7 @@ def test_link_and_block_filters() -> None:
 
 
 def test_site_pr_page_carries_the_report(kb: Store, tmp_path: Path) -> None:
-    from prkb.publish.site import build_site
+    from prkb.site.build import build_site
 
     out = tmp_path / "site"
     build_site(kb, out, load_profile(None), langs=["en"], search=False)

@@ -10,9 +10,9 @@ from test_site_build import make_kb
 
 from prkb.kb import ingest, raw_record
 from prkb.profile import load_profile
-from prkb.publish import site_report
-from prkb.publish.site_report import report_html
 from prkb.render.report import localize, report_context, report_facts
+from prkb.site import report_page as site_report
+from prkb.site.report_page import report_html
 
 
 def test_localized_facts_are_the_report_context(tmp_path: Path) -> None:

@@ -108,7 +108,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
 
 def cmd_timeline(args: argparse.Namespace) -> int:
-    from ..analyze.lineage import class_timeline, known_classes
+    from ..graph.lineage import class_timeline, known_classes
 
     profile = profile_of(args)
     with open_store(args) as store:

@@ -60,7 +60,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def cmd_site_build(args: argparse.Namespace) -> int:
     from ..progress import bar
-    from ..publish.site import build_site, parse_langs
+    from ..site.build import build_site, parse_langs
 
     langs = parse_langs(args.lang)
     profile = profile_of(args)
@@ -77,7 +77,7 @@ def cmd_site_build(args: argparse.Namespace) -> int:
 
 
 def cmd_site_serve(args: argparse.Namespace) -> int:
-    from ..publish.site_serve import make_server
+    from ..site.serve import make_server
 
     server = make_server(args.dir, args.port, verbose=args.verbose)
     host, port = server.server_address[:2]

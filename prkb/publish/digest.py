@@ -16,9 +16,9 @@ from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
-from ..analyze.relations import is_inferred
 from ..errors import InputError
 from ..glossary import label, risk_tag
+from ..graph.relations import is_inferred
 from ..profile import Profile, load_profile
 from ..store import Store
 
@@ -467,7 +467,7 @@ def _env(lang: str) -> Any:
     """The digest's Jinja2 environment for ``lang`` (shared i18n setup, Babel catalogs),
     built once: its filters depend only on the language."""
     from ..render.i18n import jinja_env
-    from .jinja_calls import PlainCallContext
+    from ..render.jinja_calls import PlainCallContext
 
     env = jinja_env(lang)
     env.context_class = PlainCallContext
@@ -510,7 +510,7 @@ def render_section(dg: Digest, lang: str, fmt: str, site_url: str | None = None)
     """One language's part of the digest: ``text`` or an HTML ``fragment``."""
     from markupsafe import Markup, escape
 
-    from .jinja_calls import plain_call
+    from ..render.jinja_calls import plain_call
 
     env = _env(lang)
 

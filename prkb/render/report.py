@@ -16,9 +16,9 @@ from typing import Any
 
 import jinja2
 
-from ..analyze.relations import is_inferred
 from ..analyze.risk import is_declaration_core, platform_split, risk_tags_for
 from ..errors import InputError
+from ..graph.relations import is_inferred
 from ..kb import pr_facts, raw_record
 from ..models import Finding, SymbolChange
 from ..profile import Profile, load_profile

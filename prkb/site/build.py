@@ -32,14 +32,15 @@ from ..errors import InputError, PrkbError
 from ..paths import project_root, templates_dir
 from ..profile import Profile
 from ..store import Store, canonical_json
-from . import site_links, site_state
+from . import links as site_links
+from . import state as site_state
 from .feed import sitemap
-from .site_gather import gather
-from .site_pages import Page, current_digests, plan_pages
-from .site_prelink import link_pages
-from .site_render import ASSETS, RenderJob, render_all, write_new
-from .site_state import MANIFEST as MANIFEST
-from .site_state import PLACEHOLDERS
+from .gather import gather
+from .pages import Page, current_digests, plan_pages
+from .prelink import link_pages
+from .render import ASSETS, RenderJob, render_all, write_new
+from .state import MANIFEST as MANIFEST
+from .state import PLACEHOLDERS
 
 LANGS = ("zh", "en")
 _BASE_URL = re.compile(r"^https?://[^\s\"'<>]+$")
@@ -120,7 +121,7 @@ def report_html_for(profile: Profile) -> Callable[[Store, dict[str, Any], str], 
     Rendered from the report's facts with an HTML template (site_report), not through
     Markdown: the same sentences, a third of the cost.
     """
-    from .site_report import report_html as render
+    from .report_page import report_html as render
 
     def report_html(store: Store, pr: dict[str, Any], lang: str) -> str:
         return render(store, pr, lang, profile)
@@ -259,7 +260,7 @@ def build_site(
         stats.seconds["links"] = t4 - t3
         index_dir = tmp / "pagefind"
         if search:
-            from .site_search import index_site
+            from .search import index_site
 
             keep_index = valid and old.search and not search_changed
             if keep_index and not index_dir.is_dir() and (out / "pagefind").is_dir():
@@ -315,7 +316,7 @@ def _snapshot(store: Store) -> Iterator[None]:
 def _start_prelink(out: Path, tmp: Path) -> subprocess.Popen[bytes] | None:
     try:
         return subprocess.Popen(
-            [sys.executable, "-m", "prkb.publish.site_prelink", str(out), str(tmp)],
+            [sys.executable, "-m", "prkb.site.prelink", str(out), str(tmp)],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             cwd=str(project_root()),
         )

@@ -17,13 +17,13 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from ..analyze.relations import is_inferred
+from ..graph.relations import is_inferred
 from ..glossary import glossary
 from ..profile import Profile
 from ..store import Store
-from . import site_svg
-from .site_digest import digest_pages
-from .site_gather import SiteData
+from . import svg as site_svg
+from .digest_pages import digest_pages
+from .gather import SiteData
 
 LANG_CODES = {"zh": "zh-CN", "en": "en"}
 FEED_LIMIT = 200

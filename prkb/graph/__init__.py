@@ -1,8 +1,8 @@
 """The typed PR graph: derive every relation, store it, load it into networkx, query, export.
 
 ``build_relations(store, profile)`` is the one writer of the ``relations`` table: it reads the
-texts (``prkb.analyze.relations``), the symbol timeline, line lineage and alternatives
-(``prkb.analyze.lineage``) and curated ``prkb.relations`` of every stored record, resolves
+texts (``prkb.graph.relations``), the symbol timeline, line lineage and alternatives
+(``prkb.graph.lineage``) and curated ``prkb.relations`` of every stored record, resolves
 conflicts, and replaces all relations and the nodes they need in one transaction. Running it
 twice on the same knowledge base changes nothing.
 
@@ -34,7 +34,12 @@ from typing import Any
 import networkx as nx
 from networkx.readwrite.graphml import GraphMLWriter
 
-from .analyze.lineage import (
+from ..errors import InputError, NotFound
+from ..kb import raw_record
+from ..models import Relation
+from ..profile import Profile
+from ..store import Store
+from .lineage import (
     code_alternatives,
     declaration_events,
     lineage_relations,
@@ -42,18 +47,13 @@ from .analyze.lineage import (
     regression_candidates,
     timeline_relations,
 )
-from .analyze.relations import (
+from .relations import (
     RELATION_TYPES,
     Reference,
     RuleSet,
     default_rules,
     relations_of_record,
 )
-from .errors import InputError, NotFound
-from .kb import raw_record
-from .models import Relation
-from .profile import Profile
-from .store import Store
 
 LINEAGE_TYPES = (
     "modifies-declaration-of",

@@ -1,6 +1,6 @@
 """Hard-link the previous build's pages into the new build's folder, in another process.
 
-    python -m prkb.publish.site_prelink OLD_SITE NEW_TREE
+    python -m prkb.site.prelink OLD_SITE NEW_TREE
 
 Linking tens of thousands of files is kernel time the build would otherwise wait for; run as
 a child process it overlaps with gathering and planning, on the other core. Every page the
@@ -65,7 +65,7 @@ def link_pages(old: Path, new: Path, paths: list[str]) -> list[str]:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 2:
-        print("usage: python -m prkb.publish.site_prelink OLD_SITE NEW_TREE", file=sys.stderr)
+        print("usage: python -m prkb.site.prelink OLD_SITE NEW_TREE", file=sys.stderr)
         return 2
     for path in prelink(Path(argv[0]), Path(argv[1])):
         sys.stdout.write(path + "\n")

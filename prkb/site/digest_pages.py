@@ -19,7 +19,7 @@ from typing import Any
 
 from ..profile import Profile
 from ..store import Store
-from .site_gather import SiteData
+from .gather import SiteData
 
 FEED_WEEKS = 20  # entries of each digest feed (newest weeks)
 _MARK = "https://prkb.invalid/site"  # site_url while rendering a page; replaced after nh3
@@ -43,7 +43,7 @@ def week_prs(
     The same weeks as ``digest_weeks(store, profile)``: a PR counts in the week it opened and
     in the week it merged (or closed without merging); only weeks that have ended.
     """
-    from .digest import pr_weeks, week_key
+    from ..publish.digest import pr_weeks, week_key
 
     current = week_key(now or datetime.now(UTC))
     weeks: dict[str, list[int]] = {}
@@ -69,7 +69,7 @@ _GATHERED: dict[tuple[int, str, str], Any] = {}
 
 def _gathered(store: Store, key: str, profile: Profile) -> Any:
     """One week's digest data, read once per process for both languages and the feed."""
-    from .digest import gather, week_period
+    from ..publish.digest import gather, week_period
 
     cache_key = (id(store.conn), profile.name, key)
     if cache_key not in _GATHERED:
@@ -91,8 +91,8 @@ def week_fragment(
     absolute under ``site_url`` (or the PRs' GitHub URLs without one), as in a feed.
     """
     from ..render.markdown import sanitize_html
-    from .digest import render
-    from .site import site_safe
+    from ..publish.digest import render
+    from .build import site_safe
 
     dg = _gathered(store, key, profile)
     html = site_safe(sanitize_html(render(dg, lang, "fragment", _MARK if in_site else site_url)))
@@ -119,8 +119,8 @@ def digest_pages(
     fixed: dict[str, dict[str, Any]],
 ) -> list[Any]:
     """The digest pages of every language and their feeds (``Page`` objects)."""
-    from .digest import week_period
-    from .site_pages import Page
+    from ..publish.digest import week_period
+    from .pages import Page
 
     _GATHERED.clear()  # a new build: the knowledge base may have changed since the last
     weeks = week_prs(data, profile)
@@ -172,7 +172,7 @@ def _week_context(
     store: Store, profile: Profile, fixed: dict[str, Any], row: dict[str, Any], lang: str,
     slugs: frozenset[str],
 ) -> dict[str, Any]:
-    from .digest import digest_title, week_period
+    from ..publish.digest import digest_title, week_period
 
     title = digest_title(week_period(row["key"]), lang, profile)
     return {**fixed, "week": {**row, "title": title},
@@ -183,7 +183,7 @@ def _feed_context(
     store: Store, profile: Profile, rows: Iterable[dict[str, Any]], lang: str,
     base_url: str | None,
 ) -> dict[str, Any]:
-    from .digest import digest_title, week_period
+    from ..publish.digest import digest_title, week_period
     from .feed import digest_feed
 
     entries = [

@@ -23,11 +23,11 @@ from markupsafe import Markup
 
 from ..errors import PrkbError
 from ..store import Store
-from . import site_links
+from . import links as site_links
 from .feed import atom_feed
-from .jinja_calls import PlainCallContext, plain_call
-from .site_macros import make_helpers
-from .site_pages import LANG_CODES, Page, root_of
+from ..render.jinja_calls import PlainCallContext, plain_call
+from .macros import make_helpers
+from .pages import LANG_CODES, Page, root_of
 
 ASSETS = "assets"
 PARALLEL_MIN = 160  # PR pages' worth of work; below this, forking costs more than it saves
@@ -243,7 +243,8 @@ def _worker_init() -> None:
 def _warm_up(job: RenderJob, indexes: list[int]) -> None:
     """Make the template environments and load the templates the pages need once, before the
     workers fork (each would otherwise make its own)."""
-    from . import digest, site_report
+    from ..publish import digest
+    from . import report_page as site_report
 
     templates = {job.pages[i].template for i in indexes} - {""}
     for lang in job.langs:

@@ -21,8 +21,8 @@ from ..profile import Profile
 from ..render.markdown import clean_text, one_line, split_code_spans
 from ..render.report import localize, report_facts
 from ..store import Store
-from .jinja_calls import plain_call
-from .site_render import escaping_env
+from ..render.jinja_calls import plain_call
+from .render import escaping_env
 
 TEMPLATE = "site/report.html"
 _HTTP = re.compile(r"^https?://[^\s<>()\[\]`\"']+$")

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from .site_gather import SiteData
+from .gather import SiteData
 
 MANIFEST = ".prkb-manifest.json"
 LINKS = ".prkb-links.json"
@@ -131,7 +131,7 @@ def unchanged_digests(
     currents: dict[str, str],
 ) -> dict[int, tuple[str, str]]:
     """PR id -> the previous build's digests (own data, page inputs: see
-    :func:`prkb.publish.site_pages.plan_pages`), for the PRs whose pages cannot have changed.
+    :func:`prkb.site.pages.plan_pages`), for the PRs whose pages cannot have changed.
 
     A PR page shows the PR's own rows and relations, the label, title and state of each PR or
     node at the other end of its relations, and the current reading of the classes it changed.

@@ -13,9 +13,9 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
-from .errors import InputError, PrkbError
+from ..errors import InputError, PrkbError
 
 JOURNAL_KEEP = 500_000  # journal rows kept by prune_journal (about 25 MB)
 
@@ -245,8 +245,11 @@ def content_hash(obj: Any) -> str:
     return hashlib.sha256(canonical_json(obj).encode("utf-8", "surrogatepass")).hexdigest()
 
 
-class Store:
-    """A connection to one knowledge base file."""
+class StoreBase:
+    """A connection to one knowledge base file: schema, transactions, state, journal.
+
+    :class:`prkb.store.Store` adds the typed readers and writers of each concern.
+    """
 
     def __init__(self, path: str | Path, *, timeout: float = 30.0) -> None:
         self.path = Path(path)
@@ -311,7 +314,7 @@ class Store:
     def close(self) -> None:
         self.conn.close()
 
-    def __enter__(self) -> Store:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

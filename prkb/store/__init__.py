@@ -1,0 +1,20 @@
+"""The SQLite knowledge base, and the only package of prkb that holds SQL.
+
+:class:`Store` is one connection; its typed readers and writers come from one mixin per
+concern (``*_queries.py``), each holding the SQL of that concern. ``core.py`` owns the schema
+(named migrations), transactions, collector state and the change journal.
+"""
+
+from __future__ import annotations
+
+from .collect_queries import CollectQueries
+from .core import JOURNAL_KEEP, MIGRATIONS, StoreBase, canonical_json, content_hash
+from .graph_queries import GraphQueries
+from .report_queries import ReportQueries
+from .site_queries import SiteQueries
+
+__all__ = ["JOURNAL_KEEP", "MIGRATIONS", "Store", "StoreBase", "canonical_json", "content_hash"]
+
+
+class Store(CollectQueries, GraphQueries, ReportQueries, SiteQueries, StoreBase):
+    """A connection to one knowledge base file, with every typed reader and writer."""
