@@ -7,14 +7,14 @@ concern (``*_queries.py``), each holding the SQL of that concern. ``core.py`` ow
 
 from __future__ import annotations
 
-from .collect_queries import CollectQueries
 from .core import JOURNAL_KEEP, MIGRATIONS, StoreBase, canonical_json, content_hash
 from .graph_queries import GraphQueries
+from .pr_queries import PrQueries
 from .report_queries import ReportQueries
 from .site_queries import SiteQueries
 
 __all__ = ["JOURNAL_KEEP", "MIGRATIONS", "Store", "StoreBase", "canonical_json", "content_hash"]
 
 
-class Store(CollectQueries, GraphQueries, ReportQueries, SiteQueries, StoreBase):
+class Store(PrQueries, GraphQueries, ReportQueries, SiteQueries, StoreBase):
     """A connection to one knowledge base file, with every typed reader and writer."""
