@@ -43,7 +43,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("graph", ("prkb.graph",)),
     ("collect", ("prkb.collect", "prkb.ingest")),
     ("render", ("prkb.render",)),
-    ("publish", ("prkb.site", "prkb.publish", "prkb.matrix", "prkb.docsdrift")),
+    ("publish", ("prkb.site", "prkb.publish", "prkb.matrix", "prkb.docsdrift", "prkb.check")),
     ("app", ("prkb.commands", "prkb.cli", "prkb.demo", "prkb.__main__")),
 ]
 # Which layers each layer may import (besides the base, which everyone may).
