@@ -12,12 +12,14 @@ import os
 import sqlite3
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from . import __version__
 from .commands import COMMAND_MODULES
 from .errors import PrkbError
 from .progress import safe_term
 from .secrets import redact
+from .store import damaged
 
 
 def common_parser() -> argparse.ArgumentParser:
@@ -64,6 +66,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _db(args: argparse.Namespace) -> Path:
+    from .paths import default_db_path
+
+    return Path(default_db_path(getattr(args, "db", None)))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -82,8 +90,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         msg = str(e)
         if "locked" in msg or "busy" in msg:
             msg = f"the knowledge base is busy (another prkb is writing it): {msg}"
+        elif "readonly" in msg or "read-only" in msg:
+            msg = f"{_db(args)} is read-only: {msg}"
         print(f"prkb: error: knowledge base: {safe_term(redact(msg))}", file=sys.stderr)
         return 3
+    except sqlite3.DatabaseError as e:  # a damaged page met while reading
+        print(f"prkb: error: {safe_term(redact(str(damaged(_db(args), e))))}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("prkb: interrupted; everything committed so far is kept", file=sys.stderr)
         return 130

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -15,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Self
 
-from ..errors import InputError, PrkbError
+from ..errors import Damaged, InputError, PrkbError, ReadOnly
 
 JOURNAL_KEEP = 500_000  # journal rows kept by prune_journal (about 25 MB)
 
@@ -237,6 +238,17 @@ MIGRATIONS: list[tuple[str, str]] = [
 ]
 
 
+def damaged(path: Path, detail: object) -> Damaged:
+    """The one message for a damaged knowledge base file: what failed and what to do."""
+    text = " ".join(str(detail).replace("*** in database main ***", "").split())
+    detail = text if len(text) <= 160 else text[:157] + "..."
+    return Damaged(
+        f"knowledge base {path} is damaged ({detail}); nothing was written to it. Check it "
+        f"with: sqlite3 {path} 'PRAGMA integrity_check', or rebuild it from a 'prkb export' "
+        "file with 'prkb import' into a new file"
+    )
+
+
 def canonical_json(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
@@ -255,19 +267,57 @@ class StoreBase:
         self.path = Path(path)
         if self.path.exists() and self.path.is_dir():
             raise InputError(f"knowledge base {self.path} is a directory, not a SQLite file")
-        if str(self.path) != ":memory:" and not self.path.parent.exists():
+        memory = str(self.path) == ":memory:"
+        if not memory and not self.path.parent.exists():
             raise InputError(f"knowledge base folder {self.path.parent} does not exist")
+        folder = self.path.parent if str(self.path.parent) else Path(".")
+        #: opened read-only: its folder (or the file) is not writable. Reading commands work;
+        #: the first write says so (:meth:`transaction`).
+        self.readonly = not memory and not (
+            os.access(folder, os.W_OK)
+            and (not self.path.exists() or os.access(self.path, os.W_OK))
+        )
+        if self.readonly and not self.path.exists():
+            raise InputError(
+                f"cannot create knowledge base {self.path}: its folder {folder} is read-only"
+            )
+        self._checked = memory  # integrity checked before the first write (new files: no need)
         try:
-            self.conn = sqlite3.connect(str(self.path), timeout=timeout, isolation_level=None)
+            self.conn = self._connect(timeout)
             self.conn.row_factory = sqlite3.Row
             self.conn.execute("PRAGMA foreign_keys = ON")
             self.conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
-            mode = self.conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-            self.wal = mode == "wal"
-            self.conn.execute("PRAGMA synchronous = NORMAL")
+            if self.readonly:
+                self.wal = self.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+            else:
+                mode = self.conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                self.wal = mode == "wal"
+                self.conn.execute("PRAGMA synchronous = NORMAL")
             self.migrate()
-        except sqlite3.DatabaseError as e:
+        except sqlite3.OperationalError as e:
+            if "locked" in str(e) or "busy" in str(e):
+                raise
             raise PrkbError(f"knowledge base {self.path}: {e}") from None
+        except sqlite3.DatabaseError as e:
+            raise damaged(self.path, e) from None
+
+    def _connect(self, timeout: float) -> sqlite3.Connection:
+        if not self.readonly:
+            return sqlite3.connect(str(self.path), timeout=timeout, isolation_level=None)
+        # WAL needs a -shm file beside the database: in a read-only folder, open the file
+        # read-only, and if SQLite still cannot (no -shm there), as immutable (nobody can
+        # write into that folder while we read)
+        uri = self.path.resolve().as_uri()
+        try:
+            conn = sqlite3.connect(
+                f"{uri}?mode=ro", timeout=timeout, isolation_level=None, uri=True
+            )
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return conn
+        except sqlite3.OperationalError:
+            return sqlite3.connect(
+                f"{uri}?immutable=1", timeout=timeout, isolation_level=None, uri=True
+            )
 
     # --- schema ---------------------------------------------------------------------------
 
@@ -281,6 +331,11 @@ class StoreBase:
         for name, sql in MIGRATIONS:
             if name in done:
                 continue
+            if self.readonly:
+                raise ReadOnly(
+                    f"knowledge base {self.path} is read-only and was made by an older prkb "
+                    f"(it needs migration {name}): copy it to a writable folder once"
+                )
             with self.transaction():
                 done_now = self.conn.execute(
                     "SELECT 1 FROM migrations WHERE name = ?", (name,)
@@ -301,15 +356,46 @@ class StoreBase:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """BEGIN IMMEDIATE ... COMMIT; rolled back on any exception."""
+        """BEGIN IMMEDIATE ... COMMIT; rolled back on any exception.
+
+        A read-only knowledge base refuses here, with one line; before the first write of a
+        connection the file's structure is checked (``PRAGMA quick_check``), so prkb never
+        writes into a damaged file.
+        """
+        if self.readonly:
+            raise ReadOnly(
+                f"knowledge base {self.path} is read-only (its folder or the file is not "
+                "writable): reading commands work on it; to write, copy it to a writable "
+                "folder or make the folder writable"
+            )
+        if not self._checked:
+            self.check_integrity()
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             yield self.conn
+        except sqlite3.DatabaseError as e:
+            self.conn.execute("ROLLBACK")
+            if isinstance(e, sqlite3.OperationalError):
+                raise
+            raise damaged(self.path, e) from None
         except BaseException:
             self.conn.execute("ROLLBACK")
             raise
         else:
             self.conn.execute("COMMIT")
+
+    def check_integrity(self) -> None:
+        """``PRAGMA quick_check``: raise :func:`damaged` unless the file is sound."""
+        try:
+            rows = [r[0] for r in self.conn.execute("PRAGMA quick_check(5)")]
+        except sqlite3.DatabaseError as e:
+            if isinstance(e, sqlite3.OperationalError) and "malformed" not in str(e):
+                raise
+            raise damaged(self.path, e) from None
+        if rows != ["ok"]:
+            more = f" and {len(rows) - 1} more problems" if len(rows) > 1 else ""
+            raise damaged(self.path, f"{rows[0]}{more}")
+        self._checked = True
 
     def close(self) -> None:
         self.conn.close()
