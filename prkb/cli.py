@@ -82,6 +82,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
+        # the whole profile is checked once, before any command reads it (or a file)
+        from .profile import load_profile
+
+        load_profile(args.profile)
         rc = args.func(args)
     except PrkbError as e:
         print(f"prkb: error: {safe_term(redact(str(e)))}", file=sys.stderr)

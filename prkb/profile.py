@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -13,6 +15,7 @@ from .errors import InputError
 from .paths import data_dir
 
 DEFAULT_PROFILE = "vllm-cudagraph"
+SCHEMA = "profile.schema.json"  # beside the profiles, in data/profiles/
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,8 @@ class Profile:
     audit: dict[str, Any]
     docs: dict[str, Any]
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
+    #: sha256 of the profile file's text (what the knowledge base records)
+    content_hash: str = ""
 
     # --- matching -------------------------------------------------------------------------
 
@@ -184,20 +189,74 @@ _CACHE: dict[str, Profile] = {}
 
 
 def load_profile(name_or_path: str | None = None) -> Profile:
+    """The profile named (``data/profiles/NAME.toml``) or at a path, validated as a whole
+    (:func:`validate_profile`) before anything reads it; parsed once per process."""
     key = name_or_path or DEFAULT_PROFILE
     if key in _CACHE:
         return _CACHE[key]
     path = profile_path(key)
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise InputError(f"profile {path}: cannot read it: {e.strerror or e}") from None
+    try:
+        raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise InputError(f"profile {path}: invalid TOML: {e}") from None
-    try:
-        prof = _build(raw)
-    except KeyError as e:
-        raise InputError(f"profile {path}: missing key {e.args[0]!r}") from None
+    validate_profile(raw, path)
+    prof = _build(raw)
+    prof.content_hash = hashlib.sha256(text.encode("utf-8")).hexdigest()
     _CACHE[key] = prof
     return prof
+
+
+def _schema_validator() -> Any:
+    import jsonschema
+
+    schema = json.loads((data_dir() / "profiles" / SCHEMA).read_text(encoding="utf-8"))
+    return jsonschema.Draft202012Validator(schema)
+
+
+def _where(path_parts: Any) -> str:
+    parts = [f"[{p}]" if isinstance(p, int) else str(p) for p in path_parts]
+    return ".".join(parts).replace(".[", "[") or "(top level)"
+
+
+def validate_profile(raw: dict[str, Any], path: Path | str) -> None:
+    """Check a profile against ``data/profiles/profile.schema.json`` and the rules a schema
+    cannot say (levels named elsewhere are levels of ``levels.order``; the rule module
+    exists). Raises :class:`InputError` naming the file and the key of the first problem."""
+    errors = sorted(_schema_validator().iter_errors(raw), key=lambda e: list(e.absolute_path))
+    if errors:
+        e = errors[0]
+        more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
+        if e.validator == "additionalProperties":
+            extra = sorted(set(e.instance) - set(e.schema.get("properties", {})))
+            msg = f"unknown key {', '.join(map(repr, extra))}"
+        else:
+            msg = e.message
+        raise InputError(f"profile {path}: {_where(e.absolute_path)}: {msg}{more}")
+    levels = list(raw["levels"]["order"])
+    named: list[tuple[str, Any]] = [("levels.default", raw["levels"].get("default"))]
+    named += [(f"levels.aliases.{k}", v) for k, v in raw["levels"].get("aliases", {}).items()]
+    named += [(f"audit.flag_levels[{i}]", v)
+              for i, v in enumerate(raw.get("audit", {}).get("flag_levels", []))]
+    for lang, meanings in raw["levels"].get("meaning", {}).items():
+        named += [(f"levels.meaning.{lang}.{k}", k) for k in meanings]
+    for where, value in named:
+        if value is not None and value not in levels:
+            raise InputError(
+                f"profile {path}: {where}: {value!r} is not one of levels.order "
+                f"({', '.join(levels)})"
+            )
+    rules = raw["profile"].get("rules", "")
+    if rules and not (Path(__file__).parent / "analyze" / "rules" / f"{rules}.py").is_file():
+        known = sorted(p.stem for p in (Path(__file__).parent / "analyze" / "rules").glob("*.py")
+                       if not p.stem.startswith("_"))
+        raise InputError(
+            f"profile {path}: profile.rules: unknown rule module {rules!r} "
+            f"(known: {', '.join(known) or 'none'})"
+        )
 
 
 def _build(raw: dict[str, Any]) -> Profile:
