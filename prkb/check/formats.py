@@ -116,22 +116,25 @@ def to_text(report: CheckReport, fail_on: str = "new") -> str:
         lines.append(f"declaration changes: {len(r.changes)}")
         for c in r.changes:
             moved = f" (from {c.before_file})" if c.before_file else ""
-            lines.append(f"  {c.direction:<8}{c.file}  {c.class_name}.{c.attr}: "
+            lines.append(f"  {c.direction:<8} {c.file}  {c.class_name}.{c.attr}: "
                          f"{_arrow(c.before, c.after)}{moved}")
-            if c.direction in ("raised", "lowered", "added", "removed") and c.meaning_after:
-                lines.append(f"          now: {c.meaning_after.get('en', '')}")
+            if c.direction in ("raised", "lowered", "added", "removed"):
+                if c.meaning_before:
+                    lines.append(f"           was: {c.meaning_before.get('en', '')}")
+                if c.meaning_after:
+                    lines.append(f"           now: {c.meaning_after.get('en', '')}")
     if r.effective:
         lines.append(f"effective level changes: {len(r.effective)}")
         for e in r.effective:
-            lines.append(f"  {e.direction:<8}{e.file}:{e.line}  {e.class_name}: "
+            lines.append(f"  {e.direction:<8} {e.file}:{e.line}  {e.class_name}: "
                          f"{_arrow(e.before, e.after)}")
     if r.doc_note:
         lines.append(f"documentation not checked: {r.doc_note}")
     elif r.drift:
         lines.append(f"documentation drift introduced ({r.doc}): {len(r.drift)}")
         for d in r.drift:
-            lines.append(f"  {d.kind:<8}{d.file}:{d.line}  {d.name}")
-            lines.append(f"          {d.message_en}")
+            lines.append(f"  {d.kind:<8} {d.file}:{d.line}  {d.name}")
+            lines.append(f"           {d.message_en}")
     else:
         lines.append(f"documentation drift introduced ({r.doc}): none")
     return safe_term("\n".join(lines))
