@@ -27,6 +27,7 @@ from prkb.check.formats import (
 )
 from prkb.cli import main
 from prkb.profile import load_profile
+from prkb.progress import safe_term
 
 RULE = "cg-uniform-without-spec-decode"
 DRIFT = "docs-level-drift"
@@ -395,11 +396,25 @@ def test_workflow_command_escaping_keeps_one_line(name):
     props, _, message = line[len("::error "):].partition("::")
     parsed = dict(p.split("=", 1) for p in props.split(","))
     assert _unescape_property(parsed["file"]) == name
-    assert _unescape_property(parsed["title"]) == f"t {name}"
+    assert _unescape_property(parsed["title"]) == safe_term(f"t {name}")
     assert parsed["line"] == "3"
     assert message.replace("%0D", "\r").replace("%0A", "\n").replace("%25", "%") == (
-        f"msg {name}\n::error::second")
+        safe_term(f"msg {name}\n::error::second"))
     assert escape_property(name).count(",") == 0 and escape_property(name).count(":") == 0
+
+
+def test_every_hostile_string_stays_one_workflow_command():
+    from hostile import HOSTILE
+
+    for text in HOSTILE:
+        line = command("warning", text, file=text, line=1, title=text)
+        assert _CMD.match(line), text
+        props = dict(p.split("=", 1) for p in line[len("::warning "):].split("::", 1)[0]
+                     .split(","))
+        assert _unescape_property(props["file"]) == text
+        assert _unescape_property(props["title"]) == safe_term(text)
+        shown = props["title"] + line.split("::", 2)[2]
+        assert "\x1b" not in shown and "\x9b" not in shown
 
 
 def test_hostile_builder_file_name_stays_one_annotation(tmp_path, profile, capsys):

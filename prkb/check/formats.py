@@ -262,7 +262,13 @@ def escape_property(text: str) -> str:
 
 
 def command(kind: str, message: str, **props: str | int) -> str:
-    shown = ",".join(f"{k}={escape_property(str(v))}" for k, v in props.items())
+    """One workflow command. The message and the title also have their terminal control
+    characters made visible (the log shows them); ``file`` is kept exact, to find the file."""
+    message = safe_term(message)
+    shown = ",".join(
+        f"{k}={escape_property(safe_term(str(v)) if k == 'title' else str(v))}"
+        for k, v in props.items()
+    )
     head = f"::{kind} {shown}" if shown else f"::{kind}"
     return f"{head}::{escape_data(message)}"
 
