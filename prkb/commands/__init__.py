@@ -9,6 +9,7 @@ COMMAND_MODULES = [
     "kbcmds",  # demo, import, export, list, show
     "reportcmds",  # report
     "gitcmds",  # collect git, audit
+    "checkcmds",  # check (a pull request: base against head)
     "githubcmds",  # collect github
     "graphcmds",  # graph, timeline, lineage
     "matrixcmds",  # matrix, docs-drift
