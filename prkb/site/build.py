@@ -387,23 +387,27 @@ def _salt(profile: Profile, langs: list[str], base_url: str | None) -> str:
     h.update(f"{__version__}|{','.join(langs)}|{base_url}|{profile.name}".encode())
     h.update(canonical_json(profile.raw).encode())
     root = project_root()
+    for f in salt_files():
+        if f.is_file():
+            h.update(str(f.relative_to(root)).encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+def salt_files() -> list[Path]:
+    """The files whose bytes go into the salt: templates, catalogs, the code that renders."""
+    root = project_root()
     tdir = templates_dir()
-    files = [
+    return [
         *sorted((tdir / "site").rglob("*")),
         *sorted((tdir / "report").rglob("*")),
         *sorted((tdir / "digest").rglob("*")),
         *sorted((tdir / "locales").rglob("*.po")),
         *sorted((root / "prkb" / "render").glob("*.py")),
-        *sorted((root / "prkb" / "publish").glob("site*.py")),
-        root / "prkb" / "publish" / "feed.py",
+        *sorted((root / "prkb" / "site").glob("*.py")),
         root / "prkb" / "publish" / "digest.py",
         root / "data" / "glossary.toml",
     ]
-    for f in files:
-        if f.is_file():
-            h.update(str(f.relative_to(root)).encode())
-            h.update(f.read_bytes())
-    return h.hexdigest()
 
 
 def _page_hash(salt: str, page: Page) -> str:
