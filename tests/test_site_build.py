@@ -20,7 +20,8 @@ from prkb.kb import ingest
 from prkb.paths import data_dir
 from prkb.profile import load_profile
 from prkb.site import links as site_links
-from prkb.site.build import MANIFEST, build_site, parse_langs, site_safe
+from prkb.site.build import MANIFEST, build_site, parse_langs
+from prkb.site.safe import site_safe
 from prkb.store import Store
 
 HOSTILE = {

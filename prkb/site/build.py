@@ -95,25 +95,6 @@ def check_base_url(url: str | None) -> str | None:
 
 # --- the report on each PR page ------------------------------------------------------------
 
-_IMG = re.compile(r"<img\b[^>]*>", re.IGNORECASE)
-_ALT = re.compile(r"""\salt="([^"]*)\"""")
-_REL_HREF = re.compile(r"""<a\s+href="(?![A-Za-z][A-Za-z0-9+.-]*:|#)[^"]*"([^>]*)>""")
-
-
-def site_safe(html: str) -> str:
-    """Sanitized HTML made fit for an offline site: no remote images, no relative links.
-
-    Images become their alt text (the site loads nothing from elsewhere); links without a
-    scheme (relative to a page on GitHub) lose their href, so they cannot point into the site.
-    """
-
-    def img(m: re.Match[str]) -> str:
-        alt = _ALT.search(m.group(0))
-        return f"<span class=\"img-alt\">[{alt.group(1) if alt else 'image'}]</span>"
-
-    html = _IMG.sub(img, html)
-    return _REL_HREF.sub(r"<a\1>", html)
-
 
 def report_html_for(profile: Profile) -> Callable[[Store, dict[str, Any], str], str]:
     """The PR's report (the same content as ``prkb report``) as safe HTML.
@@ -127,6 +108,14 @@ def report_html_for(profile: Profile) -> Callable[[Store, dict[str, Any], str], 
         return render(store, pr, lang, profile)
 
     return report_html
+
+
+def _warm_ups() -> dict[str, Callable[[str], None]]:
+    """What the renderer makes before its workers fork, per template that needs it."""
+    from ..publish import digest
+    from . import report_page
+
+    return {"site/pr.html": report_page.warm_up, "site/digest.html": digest.warm_up}
 
 
 # --- the pipeline --------------------------------------------------------------------------
@@ -235,7 +224,7 @@ def build_site(
                 on_page()
         t_reuse = time.perf_counter()
         stats.seconds["reuse"] = t_reuse - t_hash
-        job = RenderJob(pages, store, langs, base_url, tmp)
+        job = RenderJob(pages, store, langs, base_url, tmp, warm_ups=_warm_ups())
         rendered_links: dict[str, list[str]] = {}
         for i, page_links in render_all(job, todo, on_done=_advance(on_page)).items():
             path = pages[i].path

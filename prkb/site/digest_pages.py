@@ -20,6 +20,8 @@ from typing import Any
 from ..profile import Profile
 from ..store import Store
 from .gather import SiteData
+from .page import Page
+from .safe import site_safe
 
 FEED_WEEKS = 20  # entries of each digest feed (newest weeks)
 _MARK = "https://prkb.invalid/site"  # site_url while rendering a page; replaced after nh3
@@ -92,7 +94,6 @@ def week_fragment(
     """
     from ..render.markdown import sanitize_html
     from ..publish.digest import render
-    from .build import site_safe
 
     dg = _gathered(store, key, profile)
     html = site_safe(sanitize_html(render(dg, lang, "fragment", _MARK if in_site else site_url)))
@@ -117,10 +118,9 @@ def digest_pages(
     common: dict[str, Any],
     pr_digest: dict[int, str],
     fixed: dict[str, dict[str, Any]],
-) -> list[Any]:
-    """The digest pages of every language and their feeds (``Page`` objects)."""
+) -> list[Page]:
+    """The digest pages of every language and their feeds."""
     from ..publish.digest import week_period
-    from .pages import Page
 
     _GATHERED.clear()  # a new build: the knowledge base may have changed since the last
     weeks = week_prs(data, profile)

@@ -24,24 +24,12 @@ from ..store import Store
 from . import svg as site_svg
 from .digest_pages import digest_pages
 from .gather import SiteData
+from .page import Page
 
-LANG_CODES = {"zh": "zh-CN", "en": "en"}
 FEED_LIMIT = 200
 HOME_ROWS = 300  # rows in the home page's HTML; its script loads the rest from timeline.json
 GRAPH_ROWS = 500  # rows of the relation table under the graph (the graph itself has all)
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
-
-
-@dataclass(slots=True)
-class Page:
-    path: str  # relative to the site root, with "/" separators
-    template: str
-    inputs: Any
-    context: Callable[[], dict[str, Any]]
-    lang: str | None = None
-    kind: str = "html"  # html, json (a dict encoded), bytes (the context's "body"), feed
-    search: bool = False  # indexed by Pagefind
-    same: bool = False  # inputs known to equal the previous build's (no need to hash them)
 
 
 def github_url(pr: dict[str, Any]) -> str | None:
@@ -55,11 +43,6 @@ def github_url(pr: dict[str, Any]) -> str | None:
     if re.fullmatch(r"[0-9a-f]{7,40}", sha):
         return f"https://github.com/{repo}/commit/{sha}"
     return None
-
-
-def root_of(path: str) -> str:
-    depth = path.count("/")
-    return "../" * depth
 
 
 def summary(pr: dict[str, Any]) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from . import links as site_links
 from .feed import atom_feed
 from ..render.jinja_calls import PlainCallContext, plain_call
 from .macros import make_helpers
-from .pages import LANG_CODES, Page, root_of
+from .page import LANG_CODES, Page, root_of
 
 ASSETS = "assets"
 PARALLEL_MIN = 160  # PR pages' worth of work; below this, forking costs more than it saves
@@ -47,6 +47,9 @@ class RenderJob:
     base_url: str | None
     tmp: Path
     envs: dict[str, jinja2.Environment] = field(default_factory=dict)
+    # template -> what to make, per language, before workers fork (e.g. the PR report's
+    # environment for site/pr.html): given by the build, so that this module imports none
+    warm_ups: dict[str, Callable[[str], None]] = field(default_factory=dict)
 
 
 _JOB: RenderJob | None = None  # the job a forked worker renders (inherited, not pickled)
@@ -243,18 +246,14 @@ def _worker_init() -> None:
 def _warm_up(job: RenderJob, indexes: list[int]) -> None:
     """Make the template environments and load the templates the pages need once, before the
     workers fork (each would otherwise make its own)."""
-    from ..publish import digest
-    from . import report_page as site_report
-
     templates = {job.pages[i].template for i in indexes} - {""}
     for lang in job.langs:
         env = _env(lang, job.envs)
         for name in sorted(templates):
             env.get_template(name)
-        if "site/pr.html" in templates:
-            site_report.warm_up(lang)
-        if "site/digest.html" in templates:
-            digest.warm_up(lang)
+        for name, warm_up in job.warm_ups.items():
+            if name in templates:
+                warm_up(lang)
 
 
 def _worker(indexes: list[int]) -> list[tuple[int, list[str]]]:
