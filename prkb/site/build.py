@@ -21,8 +21,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -163,7 +162,7 @@ def build_site(
     try:
         t_start = time.perf_counter()
         stats.seconds["start"] = t_start - t0
-        with _snapshot(store):  # the cursor and the data from one consistent read
+        with store.read_snapshot():  # the cursor and the data from one consistent read
             cursor = store.change_cursor()
             changed = store.changes_since(old.kb) if valid else None
             data = gather(store, profile)
@@ -286,20 +285,6 @@ def build_site(
             gc.enable()
     stats.seconds["total"] = time.perf_counter() - t0
     return stats
-
-
-@contextmanager
-def _snapshot(store: Store) -> Iterator[None]:
-    """One read transaction (WAL: a consistent snapshot while collectors may write)."""
-    conn = store.conn
-    if conn.in_transaction:
-        yield
-        return
-    conn.execute("BEGIN")
-    try:
-        yield
-    finally:
-        conn.execute("COMMIT")
 
 
 def _start_prelink(out: Path, tmp: Path) -> subprocess.Popen[bytes] | None:

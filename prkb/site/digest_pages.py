@@ -92,8 +92,8 @@ def week_fragment(
     text, and the "read online" link (to the page itself) is dropped. Otherwise links are
     absolute under ``site_url`` (or the PRs' GitHub URLs without one), as in a feed.
     """
-    from ..render.markdown import sanitize_html
     from ..publish.digest import render
+    from ..render.markdown import sanitize_html
 
     dg = _gathered(store, key, profile)
     html = site_safe(sanitize_html(render(dg, lang, "fragment", _MARK if in_site else site_url)))

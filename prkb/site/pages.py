@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from ..graph.relations import is_inferred
 from ..glossary import glossary
+from ..graph.relations import is_inferred
 from ..profile import Profile
 from ..store import Store
 from . import svg as site_svg

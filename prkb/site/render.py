@@ -22,10 +22,10 @@ import jinja2
 from markupsafe import Markup
 
 from ..errors import PrkbError
+from ..render.jinja_calls import PlainCallContext, plain_call
 from ..store import Store
 from . import links as site_links
 from .feed import atom_feed
-from ..render.jinja_calls import PlainCallContext, plain_call
 from .macros import make_helpers
 from .page import LANG_CODES, Page, root_of
 
@@ -240,7 +240,7 @@ def _worker_init() -> None:
     assert _JOB is not None
     # a fresh connection: a SQLite connection must not cross a fork (the template
     # environments warmed up before the fork are plain Python objects: they are kept)
-    _JOB.store.conn = Store(_JOB.store.path).conn
+    _JOB.store.reconnect()
 
 
 def _warm_up(job: RenderJob, indexes: list[int]) -> None:
