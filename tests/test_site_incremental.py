@@ -169,3 +169,28 @@ def test_removed_pages_break_no_kept_link(tmp_path: Path) -> None:
         assert not (out / "en" / "pr" / "90010.html").exists()
         assert stats.reused > 0
         assert_same_as_fresh(store, out, tmp_path / "fresh")
+
+
+def test_pages_rendered_by_forked_workers_equal_pages_rendered_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker pool (each worker with its own connection, its job handed over by the fork)
+    writes the same site as rendering in this process, and a second parallel build reads the
+    knowledge base afresh (no data of the first build survives in it)."""
+    from prkb.site import render as render_mod
+
+    serial, forked = tmp_path / "serial", tmp_path / "forked"
+    with make_kb(tmp_path / "kb.sqlite") as store:
+        build_site(store, serial, PROFILE, search=False)
+        monkeypatch.setattr(render_mod, "PARALLEL_MIN", 0)
+        monkeypatch.setattr(os, "cpu_count", lambda: 2)
+        build_site(store, forked, PROFILE, search=False)
+        assert files(forked) == files(serial)
+        rec = edited(90010, "Edited between parallel builds", "2025-01-05T00:00:00Z",
+                     "UNIFORM_BATCH", "SynthMetadataBuilder")
+        ingest(store, rec, PROFILE)
+        shutil.rmtree(forked)
+        build_site(store, forked, PROFILE, search=False)
+        monkeypatch.undo()
+        assert "Edited between parallel builds" in (forked / "en" / "pr" / "90010.html").read_text()
+        assert_same_as_fresh(store, forked, serial)

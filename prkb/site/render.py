@@ -50,9 +50,14 @@ class RenderJob:
     # template -> what to make, per language, before workers fork (e.g. the PR report's
     # environment for site/pr.html): given by the build, so that this module imports none
     warm_ups: dict[str, Callable[[str], None]] = field(default_factory=dict)
+    links: site_links.LinkFinder = field(default_factory=site_links.LinkFinder)
 
 
-_JOB: RenderJob | None = None  # the job a forked worker renders (inherited, not pickled)
+# The job a forked worker renders. Set by the worker's initializer, in the worker process only
+# (the job reaches it through the fork, not pickled: its pages hold closures); this process
+# never sets it. A pool's task function gets only what is pickled, hence a global.
+_WORKER_JOB: RenderJob | None = None
+
 
 
 def escaping_env(lang: str, what: str) -> jinja2.Environment:
@@ -217,8 +222,7 @@ def _render_some(job: RenderJob, indexes: list[int]) -> list[tuple[int, list[str
         page = job.pages[i]
         body = render_page(job, page)
         write_new(job.tmp / page.path, body)
-        links = (site_links.internal_links(page.path, body.decode("utf-8"))
-                 if page.kind == "html" else [])
+        links = job.links.links(page.path, body.decode("utf-8")) if page.kind == "html" else []
         out.append((i, links))
     return out
 
@@ -236,11 +240,12 @@ def write_new(path: Path, body: bytes) -> None:
         f.write(body)
 
 
-def _worker_init() -> None:
-    assert _JOB is not None
+def _worker_init(job: RenderJob) -> None:
+    global _WORKER_JOB
     # a fresh connection: a SQLite connection must not cross a fork (the template
     # environments warmed up before the fork are plain Python objects: they are kept)
-    _JOB.store.reconnect()
+    job.store.reconnect()
+    _WORKER_JOB = job
 
 
 def _warm_up(job: RenderJob, indexes: list[int]) -> None:
@@ -257,15 +262,14 @@ def _warm_up(job: RenderJob, indexes: list[int]) -> None:
 
 
 def _worker(indexes: list[int]) -> list[tuple[int, list[str]]]:
-    assert _JOB is not None
-    return _render_some(_JOB, indexes)
+    assert _WORKER_JOB is not None
+    return _render_some(_WORKER_JOB, indexes)
 
 
 def render_all(
     job: RenderJob, indexes: list[int], on_done: Callable[[int], None] | None = None
 ) -> dict[int, list[str]]:
     """Render the pages at ``indexes``; returns their links by index."""
-    global _JOB
     workers = min(os.cpu_count() or 1, 4)
     results: dict[int, list[str]] = {}
     # a page that lists all PRs (timeline, graph, digest week, builder...) costs what tens of
@@ -279,20 +283,16 @@ def render_all(
                 on_done(len(chunk))
         return results
     _warm_up(job, indexes)
-    _JOB = job
-    try:
-        ctx = multiprocessing.get_context("fork")
-        with ctx.Pool(workers, initializer=_worker_init) as pool:
-            # heavy pages first, in small runs, so that the last run is not a long one
-            order = sorted(indexes, key=lambda i: job.pages[i].template == "site/pr.html")
-            size = max(1, min(100, len(indexes) // (workers * 8)))
-            for done in pool.imap_unordered(_worker, _chunks(order, size)):
-                for i, links in done:
-                    results[i] = links
-                if on_done is not None:
-                    on_done(len(done))
-    finally:
-        _JOB = None
+    ctx = multiprocessing.get_context("fork")  # fork: the initializer's job is not pickled
+    with ctx.Pool(workers, initializer=_worker_init, initargs=(job,)) as pool:
+        # heavy pages first, in small runs, so that the last run is not a long one
+        order = sorted(indexes, key=lambda i: job.pages[i].template == "site/pr.html")
+        size = max(1, min(100, len(indexes) // (workers * 8)))
+        for done in pool.imap_unordered(_worker, _chunks(order, size)):
+            for i, links in done:
+                results[i] = links
+            if on_done is not None:
+                on_done(len(done))
     return results
 
 
