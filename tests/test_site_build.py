@@ -497,21 +497,22 @@ def test_digest_pages_are_incremental(tmp_path: Path) -> None:
 
 
 def test_old_tree_is_removed_after_the_swap_without_blocking(tmp_path: Path) -> None:
-    from prkb.site import build as site_mod
+    from prkb.site.output import Trash
 
     profile = load_profile(None)
     out = tmp_path / "site"
+    trash = Trash()
     with make_kb(tmp_path / "kb.sqlite") as store:
-        build_site(store, out, profile, search=False)
+        build_site(store, out, profile, search=False, trash=trash)
         # a trash folder a killed run left behind is cleared by the next build
         left = tmp_path / ".site.trash-1-2"
         (left / "en").mkdir(parents=True)
         (left / "en" / "x.html").write_text("old")
-        build_site(store, out, profile, search=False)
-    assert site_mod._REMOVING, "the old tree is removed by a detached process"
-    for proc in site_mod._REMOVING:
+        build_site(store, out, profile, search=False, trash=trash)
+    assert trash.removing, "the old tree is removed by a detached process"
+    for proc in trash.removing:
         assert proc.wait(timeout=30) == 0
-    site_mod._REMOVING.clear()
+    trash.removing.clear()
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
     assert (out / "en" / "index.html").is_file() and (out / MANIFEST).is_file()
 

@@ -19,7 +19,7 @@ import pytest
 from prkb.graph import build_relations
 from prkb.kb import ingest
 from prkb.profile import load_profile
-from prkb.site import build as site_mod
+from prkb.site import output as output_mod
 from prkb.site.build import build_site
 from prkb.site.state import LINKS, MANIFEST
 from prkb.store import Store
@@ -146,7 +146,7 @@ def test_a_failed_prelink_falls_back_to_a_clean_tree(
             return subprocess.Popen([sys.executable, "-c", code, str(old), str(tmp)],
                                     stdout=subprocess.PIPE)
 
-        monkeypatch.setattr(site_mod, "_start_prelink", broken)
+        monkeypatch.setattr(output_mod, "start_prelink", broken)
         ingest(store, edited(90010, "After a broken prelink", "2025-01-05T00:00:00Z",
                              "UNIFORM_BATCH", "SynthMetadataBuilder"), PROFILE)
         stats = build_site(store, out, PROFILE, search=False)

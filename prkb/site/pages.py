@@ -13,7 +13,7 @@ import pickle
 import re
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -252,9 +252,12 @@ def plan_pages(
 
 @dataclass
 class Plan:
-    pages: list[Page]
-    pr_digests: dict[int, tuple[str, str]]  # PR id -> digests of its own data, its page
-    currents: dict[str, str]  # builder class -> digest of its current reading
+    """The pages of the site in write order, and the hashes the next build starts from."""
+
+    pages: list[Page] = field(default_factory=list)
+    # PR id -> digests of its own data, its page
+    pr_digests: dict[int, tuple[str, str]] = field(default_factory=dict)
+    currents: dict[str, str] = field(default_factory=dict)  # class -> digest of its reading
 
 
 class _Lazy:

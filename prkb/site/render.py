@@ -27,9 +27,9 @@ from ..store import Store
 from . import links as site_links
 from .feed import atom_feed
 from .macros import make_helpers
+from .output import ASSETS, write_new
 from .page import LANG_CODES, Page, root_of
 
-ASSETS = "assets"
 PARALLEL_MIN = 160  # PR pages' worth of work; below this, forking costs more than it saves
 HEAVY = 10  # what a page other than a PR page is worth, in PR pages (a rough mean)
 CSP = (
@@ -225,19 +225,6 @@ def _render_some(job: RenderJob, indexes: list[int]) -> list[tuple[int, list[str
         links = job.links.links(page.path, body.decode("utf-8")) if page.kind == "html" else []
         out.append((i, links))
     return out
-
-
-def write_new(path: Path, body: bytes) -> None:
-    """Write a new file; never into an existing one (it may be a hard link to a page of the
-    previous site, which must stay as it was until the swap)."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags, 0o666)
-    except FileExistsError:
-        path.unlink()
-        fd = os.open(path, flags, 0o666)
-    with open(fd, "wb", closefd=True) as f:
-        f.write(body)
 
 
 def _worker_init(job: RenderJob) -> None:
