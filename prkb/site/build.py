@@ -38,7 +38,7 @@ from .gather import SiteData
 from .gather import gather as gather_data
 from .output import OutputTree, Trash
 from .page import Page
-from .pages import Plan, current_digests, plan_pages
+from .pages import Plan, current_hashes, plan_pages
 from .render import RenderJob, render_all
 from .search import index_site
 from .state import MANIFEST as MANIFEST
@@ -183,20 +183,20 @@ def gather(b: Build) -> None:
 def plan(b: Build) -> None:
     """Stage 2: every page and the hash of its inputs; the pages whose hash is the previous
     build's are kept, the others rendered."""
-    currents = current_digests(b.data)
-    known = site_state.unchanged_digests(b.data, b.old, b.changed, currents)
+    currents = current_hashes(b.data)
+    known = site_state.unchanged_hashes(b.data, b.old, b.changed, currents)
     b.plan = plan_pages(b.store, b.data, b.profile, b.langs, base_url=b.base_url,
                         report_html=b.report_html, known=known, currents=currents)
     b.new = State(salt=b.salt, kb=list(b.cursor), currents=b.plan.currents,
-                  prs={str(k): list(v) for k, v in b.plan.pr_digests.items()})
+                  prs={str(k): list(v) for k, v in b.plan.pr_hashes.items()})
     b.lap("plan")
     old = b.old.pages
     for i, page in enumerate(b.pages):
         prev = old.get(page.path)
         # same salt, same inputs: the same hash as before, by construction
-        digest_ = prev[0] if page.same and prev is not None else _page_hash(b.salt, page)
-        b.new.pages[page.path] = [digest_, ""]
-        if prev is not None and prev[0] == digest_:
+        page_hash = prev[0] if page.same and prev is not None else _page_hash(b.salt, page)
+        b.new.pages[page.path] = [page_hash, ""]
+        if prev is not None and prev[0] == page_hash:
             b.keep.append(i)
         else:
             b.todo.append(i)

@@ -58,10 +58,10 @@ def week_prs(
     return dict(sorted(weeks.items(), reverse=True))
 
 
-def week_digests(weeks: dict[str, list[int]], pr_digest: dict[int, str]) -> dict[str, str]:
-    """A hash per week of everything its digest shows (the digests of its PRs)."""
+def week_hashes(weeks: dict[str, list[int]], pr_hash: dict[int, str]) -> dict[str, str]:
+    """A hash per week of everything its digest shows (the hashes of its PRs' own data)."""
     return {
-        key: hashlib.sha256(f"{key}|{'|'.join(pr_digest[i] for i in ids)}".encode()).hexdigest()
+        key: hashlib.sha256(f"{key}|{'|'.join(pr_hash[i] for i in ids)}".encode()).hexdigest()
         for key, ids in weeks.items()
     }
 
@@ -127,7 +127,7 @@ def digest_pages(
     profile: Profile,
     langs: list[str],
     common: dict[str, Any],
-    pr_digest: dict[int, str],
+    pr_hash: dict[int, str],
     fixed: dict[str, dict[str, Any]],
 ) -> list[Page]:
     """The digest pages of every language and their feeds."""
@@ -135,7 +135,7 @@ def digest_pages(
 
     week_data = WeekData(store, profile)
     weeks = week_prs(data, profile)
-    digests = week_digests(weeks, pr_digest)
+    hashes = week_hashes(weeks, pr_hash)
     slugs = frozenset(p["slug"] for p in data.prs)
     pages: list[Page] = []
     rows: list[dict[str, Any]] = []
@@ -143,10 +143,10 @@ def digest_pages(
         period = week_period(key)
         rows.append({"key": key, "first": period.first_day.isoformat(),
                      "last": period.last_day.isoformat(), "prs": len(ids)})
-    d_rows = hashlib.sha256(repr(rows).encode()).hexdigest()
+    h_rows = hashlib.sha256(repr(rows).encode()).hexdigest()
     for lang in langs:
         pages.append(Page(
-            f"{lang}/digest/index.html", "site/digests.html", {**common, "d": d_rows},
+            f"{lang}/digest/index.html", "site/digests.html", {**common, "h": h_rows},
             partial(dict, fixed[lang], weeks=rows, feed=feed_path(lang)),
             lang=lang,
         ))
@@ -157,7 +157,7 @@ def digest_pages(
 
     def feeds() -> list[Page]:
         return [
-            Page(feed_path(lang), "", {**common, "d": [digests[r["key"]] for r in newest]},
+            Page(feed_path(lang), "", {**common, "h": [hashes[r["key"]] for r in newest]},
                  partial(_feed_context, week_data, newest, lang, common.get("base")),
                  lang=None, kind="bytes")
             for lang in langs
@@ -168,7 +168,7 @@ def digest_pages(
         for lang in langs:
             pages.append(Page(
                 f"{lang}/digest/{key}.html", "site/digest.html",
-                {**common, "d": digests[key]},
+                {**common, "h": hashes[key]},
                 partial(_week_context, week_data, fixed[lang], row, lang, slugs),
                 lang=lang, search=True,
             ))
