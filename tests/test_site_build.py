@@ -541,3 +541,18 @@ def test_the_salt_covers_the_site_code() -> None:
     for name in ("build.py", "pages.py", "render.py", "feed.py", "digest_pages.py"):
         assert root / "prkb" / "site" / name in files
     assert all(f.exists() for f in files)
+
+
+def test_feed_and_chart_times_use_the_one_date_parser() -> None:
+    """A time the shared parser reads (lowercase ``z``, surrounding spaces) is that time in
+    the feed and on the charts; the site's own parsers made the feed's a 1970 entry and left
+    the chart's run undated."""
+    from prkb.site.feed import atom_feed
+    from prkb.site.svg import ts
+
+    item = {"slug": "1", "label": "#1", "title": "t", "date": "2024-01-05T10:00:00z",
+            "author": None, "changes": [], "tags": [], "state": "merged"}
+    feed = atom_feed([item], lang="en", base_url=None, feed_path="feed.xml").decode()
+    assert "2024-01-05T10:00:00+00:00" in feed and "1970" not in feed
+    assert ts("2024-01-05T10:00:00z") == ts(" 2024-01-05T10:00:00Z ") == 1704448800.0
+    assert ts("2024-01-05T12:00:00+02:00") == 1704448800.0
