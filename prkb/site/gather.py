@@ -31,10 +31,6 @@ def class_slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:200] or "_"
 
 
-def pr_date(row: Any) -> str:
-    return str(row["merged_at"] or row["closed_at"] or row["created_at"] or "")
-
-
 @dataclass
 class SiteData:
     """Everything the pages need, as plain lists and dicts."""
