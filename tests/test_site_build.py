@@ -20,7 +20,8 @@ from prkb.kb import ingest
 from prkb.paths import data_dir
 from prkb.profile import load_profile
 from prkb.site import links as site_links
-from prkb.site.build import MANIFEST, build_site, parse_langs, site_safe
+from prkb.site.build import MANIFEST, build_site, parse_langs
+from prkb.site.safe import site_safe
 from prkb.store import Store
 
 HOSTILE = {
@@ -496,21 +497,22 @@ def test_digest_pages_are_incremental(tmp_path: Path) -> None:
 
 
 def test_old_tree_is_removed_after_the_swap_without_blocking(tmp_path: Path) -> None:
-    from prkb.site import build as site_mod
+    from prkb.site.output import Trash
 
     profile = load_profile(None)
     out = tmp_path / "site"
+    trash = Trash()
     with make_kb(tmp_path / "kb.sqlite") as store:
-        build_site(store, out, profile, search=False)
+        build_site(store, out, profile, search=False, trash=trash)
         # a trash folder a killed run left behind is cleared by the next build
         left = tmp_path / ".site.trash-1-2"
         (left / "en").mkdir(parents=True)
         (left / "en" / "x.html").write_text("old")
-        build_site(store, out, profile, search=False)
-    assert site_mod._REMOVING, "the old tree is removed by a detached process"
-    for proc in site_mod._REMOVING:
+        build_site(store, out, profile, search=False, trash=trash)
+    assert trash.removing, "the old tree is removed by a detached process"
+    for proc in trash.removing:
         assert proc.wait(timeout=30) == 0
-    site_mod._REMOVING.clear()
+    trash.removing.clear()
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
     assert (out / "en" / "index.html").is_file() and (out / MANIFEST).is_file()
 
@@ -526,3 +528,31 @@ def test_site_serve_takes_the_folder_flag_of_site_build() -> None:
         assert args.dir == "pub/site", flag
     assert parser.parse_args(["site", "serve"]).dir == "site"
     assert parser.parse_args(["site", "build", "-o", "pub/site"]).out == "pub/site"
+
+
+def test_the_salt_covers_the_site_code() -> None:
+    """A change to the code that makes the pages changes every page's hash: the salt reads
+    the site package's modules (the move to prkb/site/ left it naming files that were gone)."""
+    from prkb.paths import project_root
+    from prkb.site.build import salt_files
+
+    files = salt_files()
+    root = project_root()
+    for name in ("build.py", "pages.py", "render.py", "feed.py", "digest_pages.py"):
+        assert root / "prkb" / "site" / name in files
+    assert all(f.exists() for f in files)
+
+
+def test_feed_and_chart_times_use_the_one_date_parser() -> None:
+    """A time the shared parser reads (lowercase ``z``, surrounding spaces) is that time in
+    the feed and on the charts; the site's own parsers made the feed's a 1970 entry and left
+    the chart's run undated."""
+    from prkb.site.feed import atom_feed
+    from prkb.site.svg import ts
+
+    item = {"slug": "1", "label": "#1", "title": "t", "date": "2024-01-05T10:00:00z",
+            "author": None, "changes": [], "tags": [], "state": "merged"}
+    feed = atom_feed([item], lang="en", base_url=None, feed_path="feed.xml").decode()
+    assert "2024-01-05T10:00:00+00:00" in feed and "1970" not in feed
+    assert ts("2024-01-05T10:00:00z") == ts(" 2024-01-05T10:00:00Z ") == 1704448800.0
+    assert ts("2024-01-05T12:00:00+02:00") == 1704448800.0

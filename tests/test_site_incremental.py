@@ -19,7 +19,7 @@ import pytest
 from prkb.graph import build_relations
 from prkb.kb import ingest
 from prkb.profile import load_profile
-from prkb.site import build as site_mod
+from prkb.site import output as output_mod
 from prkb.site.build import build_site
 from prkb.site.state import LINKS, MANIFEST
 from prkb.store import Store
@@ -146,7 +146,7 @@ def test_a_failed_prelink_falls_back_to_a_clean_tree(
             return subprocess.Popen([sys.executable, "-c", code, str(old), str(tmp)],
                                     stdout=subprocess.PIPE)
 
-        monkeypatch.setattr(site_mod, "_start_prelink", broken)
+        monkeypatch.setattr(output_mod, "start_prelink", broken)
         ingest(store, edited(90010, "After a broken prelink", "2025-01-05T00:00:00Z",
                              "UNIFORM_BATCH", "SynthMetadataBuilder"), PROFILE)
         stats = build_site(store, out, PROFILE, search=False)
@@ -169,3 +169,51 @@ def test_removed_pages_break_no_kept_link(tmp_path: Path) -> None:
         assert not (out / "en" / "pr" / "90010.html").exists()
         assert stats.reused > 0
         assert_same_as_fresh(store, out, tmp_path / "fresh")
+
+
+def test_pages_rendered_by_forked_workers_equal_pages_rendered_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker pool (each worker with its own connection, its job handed over by the fork)
+    writes the same site as rendering in this process, and a second parallel build reads the
+    knowledge base afresh (no data of the first build survives in it)."""
+    from prkb.site import render as render_mod
+
+    serial, forked = tmp_path / "serial", tmp_path / "forked"
+    with make_kb(tmp_path / "kb.sqlite") as store:
+        build_site(store, serial, PROFILE, search=False)
+        monkeypatch.setattr(render_mod, "PARALLEL_MIN", 0)
+        monkeypatch.setattr(os, "cpu_count", lambda: 2)
+        build_site(store, forked, PROFILE, search=False)
+        assert files(forked) == files(serial)
+        rec = edited(90010, "Edited between parallel builds", "2025-01-05T00:00:00Z",
+                     "UNIFORM_BATCH", "SynthMetadataBuilder")
+        ingest(store, rec, PROFILE)
+        shutil.rmtree(forked)
+        build_site(store, forked, PROFILE, search=False)
+        monkeypatch.undo()
+        assert "Edited between parallel builds" in (forked / "en" / "pr" / "90010.html").read_text()
+        assert_same_as_fresh(store, forked, serial)
+
+
+def test_a_site_an_earlier_version_built_is_made_again_without_error(tmp_path: Path) -> None:
+    """The manifest keeps the format the previous version wrote (version 2, the same fields:
+    the hashes were renamed in the code, not in the file). A site whose manifest has another
+    salt (another prkb's code) or another format version is rebuilt from scratch, without
+    error, into the same site as a fresh build; the build after that is incremental again."""
+    import json
+
+    out, fresh = tmp_path / "site", tmp_path / "fresh"
+    with make_kb(tmp_path / "kb.sqlite") as store:
+        build_site(store, out, PROFILE, search=False)
+        manifest = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
+        assert manifest["version"] == 2
+        assert set(manifest) == {"version", "salt", "kb", "search", "currents", "prs", "pages"}
+        assert all(len(v) == 2 for v in manifest["prs"].values())
+        for change in ({"salt": "0" * 64}, {"version": 1}):
+            (out / MANIFEST).write_text(json.dumps({**manifest, **change}), encoding="utf-8")
+            stats = build_site(store, out, PROFILE, search=False)
+            assert stats.rendered == stats.pages and stats.reused == 0, change
+            assert_same_as_fresh(store, out, fresh)
+        again = build_site(store, out, PROFILE, search=False)
+        assert again.rendered == 0 and again.reused == again.pages

@@ -1,46 +1,51 @@
-"""``prkb site build``: the static site, in one straight pipeline.
+"""``prkb site build``: the static site, as a list of stages over one :class:`Build`.
 
-gather (site_gather) -> plan pages (site_pages) -> render changed pages, reuse unchanged ones
--> copy static assets -> sitemap -> check internal links (site_links) -> search index
-(site_search) -> manifest -> swap the finished folder in.
+:data:`STAGES`, in order: **gather** (one consistent read of the knowledge base,
+:mod:`prkb.site.gather`) -> **plan** (every page with the hash of its inputs,
+:mod:`prkb.site.pages`; which pages did not change since the previous build) -> **render**
+(unchanged pages reused, the others rendered, :mod:`prkb.site.render`; static assets, sitemap;
+internal links checked, :mod:`prkb.site.links`) -> **index** (the Pagefind search index,
+:mod:`prkb.site.search`) -> **write** (the manifest, then the swap). Each stage is a function
+of the build and records its time in ``stats.seconds``.
 
-Everything is written into a temporary folder next to the output and renamed into place at the
-end, so a failed build leaves the previous site as it was. Incremental: ``.prkb-manifest.json``
-in the output keeps, per page, the hash of its inputs and its internal links; a page whose
-hash did not change is hard-linked from the previous build instead of rendered. The previous
-tree is renamed aside by the swap and deleted by a detached process the build does not wait for.
+Everything is written into a new tree beside the output and swapped in at the end
+(:class:`prkb.site.output.OutputTree`), so a failed build leaves the previous site as it was.
+Incremental: the manifest in the output keeps, per page, the hash of its inputs and of its
+internal links (:mod:`prkb.site.state`); a page whose hash did not change is hard-linked from
+the previous build instead of rendered.
 """
 
 from __future__ import annotations
 
 import gc
 import hashlib
-import os
 import re
-import shutil
-import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..errors import InputError, PrkbError
+from ..errors import InputError
 from ..paths import project_root, templates_dir
 from ..profile import Profile
 from ..store import Store, canonical_json
 from . import links as site_links
 from . import state as site_state
 from .feed import sitemap
-from .gather import gather
-from .pages import Page, current_digests, plan_pages
-from .prelink import link_pages
-from .render import ASSETS, RenderJob, render_all, write_new
+from .gather import SiteData
+from .gather import gather as gather_data
+from .output import OutputTree, Trash
+from .page import Page
+from .pages import Plan, current_hashes, plan_pages
+from .render import RenderJob, render_all
+from .search import index_site
 from .state import MANIFEST as MANIFEST
-from .state import PLACEHOLDERS
+from .state import State
+
+ReportHtml = Callable[[Store, dict[str, Any], str], str]
+INDEX = "pagefind"  # the search index's folder in the site
 
 LANGS = ("zh", "en")
 _BASE_URL = re.compile(r"^https?://[^\s\"'<>]+$")
@@ -95,41 +100,178 @@ def check_base_url(url: str | None) -> str | None:
 
 # --- the report on each PR page ------------------------------------------------------------
 
-_IMG = re.compile(r"<img\b[^>]*>", re.IGNORECASE)
-_ALT = re.compile(r"""\salt="([^"]*)\"""")
-_REL_HREF = re.compile(r"""<a\s+href="(?![A-Za-z][A-Za-z0-9+.-]*:|#)[^"]*"([^>]*)>""")
 
-
-def site_safe(html: str) -> str:
-    """Sanitized HTML made fit for an offline site: no remote images, no relative links.
-
-    Images become their alt text (the site loads nothing from elsewhere); links without a
-    scheme (relative to a page on GitHub) lose their href, so they cannot point into the site.
-    """
-
-    def img(m: re.Match[str]) -> str:
-        alt = _ALT.search(m.group(0))
-        return f"<span class=\"img-alt\">[{alt.group(1) if alt else 'image'}]</span>"
-
-    html = _IMG.sub(img, html)
-    return _REL_HREF.sub(r"<a\1>", html)
-
-
-def report_html_for(profile: Profile) -> Callable[[Store, dict[str, Any], str], str]:
+def report_html_for(profile: Profile) -> ReportHtml:
     """The PR's report (the same content as ``prkb report``) as safe HTML.
 
-    Rendered from the report's facts with an HTML template (site_report), not through
-    Markdown: the same sentences, a third of the cost.
+    Rendered from the report's facts with an HTML template (:mod:`prkb.site.report_page`),
+    not through Markdown: the same sentences, a third of the cost.
     """
-    from .report_page import report_html as render
+    from .report_page import report_html as page_report
 
     def report_html(store: Store, pr: dict[str, Any], lang: str) -> str:
-        return render(store, pr, lang, profile)
+        return page_report(store, pr, lang, profile)
 
     return report_html
 
 
-# --- the pipeline --------------------------------------------------------------------------
+def _warm_ups() -> dict[str, Callable[[str], None]]:
+    """What the renderer makes before its workers fork, per template that needs it."""
+    from ..publish import digest
+    from . import report_page
+
+    return {"site/pr.html": report_page.warm_up, "site/digest.html": digest.warm_up}
+
+
+# --- the build ------------------------------------------------------------------------------
+
+
+@dataclass
+class Build:
+    """One site build: its options, its output tree, and what each stage leaves for the next."""
+
+    store: Store
+    profile: Profile
+    tree: OutputTree
+    langs: list[str]
+    base_url: str | None
+    search: bool
+    report_html: ReportHtml
+    on_page: Callable[[], None] | None
+    salt: str  # the hash of what every page depends on (see _salt)
+    old: State  # the previous build, when its pages can be reused (same salt); else empty
+    stats: BuildStats
+    gc_on: bool  # whether the cycle collector ran before the build
+    # gather
+    cursor: tuple[int, str] = (0, "")  # the change journal's cursor at the time of the read
+    changed: dict[str, set[str]] | None = None  # what changed since the previous build
+    data: SiteData = field(default_factory=SiteData)
+    # plan
+    plan: Plan = field(default_factory=Plan)
+    new: State = field(default_factory=State)  # the manifest this build writes
+    todo: list[int] = field(default_factory=list)  # pages to render (indexes into the plan)
+    keep: list[int] = field(default_factory=list)  # pages to take from the previous build
+    # render
+    search_changed: bool = False  # a searchable page was rendered
+    clock: float = field(default_factory=time.perf_counter)  # when the last lap ended
+
+    @property
+    def pages(self) -> list[Page]:
+        return self.plan.pages
+
+    def lap(self, name: str) -> None:
+        """Record the time since the previous lap as the time of ``name``."""
+        now = time.perf_counter()
+        self.stats.seconds[name] = now - self.clock
+        self.clock = now
+
+
+def gather(b: Build) -> None:
+    """Stage 1: the knowledge base in one read snapshot, with the change journal's cursor and
+    what changed since the previous build."""
+    # the gathered data is hundreds of thousands of small containers that live for the whole
+    # build: no cycle collection while they are made, then frozen (never scanned again, and
+    # not copied into forked workers by the collector's writes); see plan
+    gc.disable()
+    with b.store.read_snapshot():  # the cursor and the data from one consistent read
+        b.cursor = b.store.change_cursor()
+        b.changed = b.store.changes_since(b.old.kb)
+        b.data = gather_data(b.store, b.profile)
+    b.lap("gather")
+
+
+def plan(b: Build) -> None:
+    """Stage 2: every page and the hash of its inputs; the pages whose hash is the previous
+    build's are kept, the others rendered."""
+    currents = current_hashes(b.data)
+    known = site_state.unchanged_hashes(b.data, b.old, b.changed, currents)
+    b.plan = plan_pages(b.store, b.data, b.profile, b.langs, base_url=b.base_url,
+                        report_html=b.report_html, known=known, currents=currents)
+    b.new = State(salt=b.salt, kb=list(b.cursor), currents=b.plan.currents,
+                  prs={str(k): list(v) for k, v in b.plan.pr_hashes.items()})
+    b.lap("plan")
+    old = b.old.pages
+    for i, page in enumerate(b.pages):
+        prev = old.get(page.path)
+        # same salt, same inputs: the same hash as before, by construction
+        page_hash = prev[0] if page.same and prev is not None else _page_hash(b.salt, page)
+        b.new.pages[page.path] = [page_hash, ""]
+        if prev is not None and prev[0] == page_hash:
+            b.keep.append(i)
+        else:
+            b.todo.append(i)
+    b.lap("hash")
+    gc.freeze()
+    if b.gc_on:
+        gc.enable()
+
+
+def render(b: Build) -> None:
+    """Stage 3: the files of the new tree: kept pages from the previous build, the others
+    rendered, the static assets and the sitemap; then every internal link is checked."""
+    pages, old, new, tree = b.pages, b.old, b.new, b.tree
+    # pages of the previous build this one no longer makes; the same set of pages (and the
+    # same salt: base URL, assets) means the same sitemap and no kept link can break
+    gone = old.pages.keys() - new.pages.keys()
+    same_paths = not gone and len(old.pages) == len(new.pages)
+    here = tree.place_pages([pages[i].path for i in b.keep], [pages[i].path for i in b.todo],
+                            gone, old)
+    kept: list[int] = []
+    for i, good in zip(b.keep, here, strict=True):
+        if not good:
+            b.todo.append(i)
+            continue
+        kept.append(i)
+        new.pages[pages[i].path][1] = old.pages[pages[i].path][1]
+        b.stats.reused += 1
+        if b.on_page is not None:
+            b.on_page()
+    b.lap("reuse")
+    job = RenderJob(pages, b.store, b.langs, b.base_url, tree.tmp, warm_ups=_warm_ups())
+    rendered_links: dict[str, list[str]] = {}
+    for i, page_links in render_all(job, b.todo, on_done=_advance(b.on_page)).items():
+        path = pages[i].path
+        rendered_links[path] = page_links
+        new.pages[path][1] = site_state.links_hash(page_links)
+    b.stats.rendered = len(b.todo)
+    b.search_changed = any(pages[i].search for i in b.todo)
+    b.stats.pages = len(pages)
+    b.lap("render")
+    written = set(new.pages) | tree.copy_assets()
+    if not (same_paths and tree.reuse("sitemap.xml")):
+        html_pages = sorted(p.path for p in pages if p.kind == "html" and p.path != "404.html")
+        tree.write("sitemap.xml", sitemap(html_pages, b.base_url))
+    written.add("sitemap.xml")
+    b.lap("assets")
+    _check_and_keep_links(b, kept, rendered_links, written, gone=bool(gone),
+                          same_paths=same_paths)
+    b.lap("links")
+
+
+def index(b: Build) -> None:
+    """Stage 4: the search index, kept from the previous build when no searchable page
+    changed."""
+    if not b.search:
+        b.tree.drop(INDEX)
+        return
+    keep_index = b.old.search and not b.search_changed
+    if not (keep_index and b.tree.reuse_index(INDEX)):
+        b.tree.drop(INDEX)
+        b.stats.search_pages = index_site(b.tree.tmp, [p.path for p in b.pages if p.search])
+        b.stats.search_reindexed = True
+    b.new.search = True
+    b.lap("search")
+
+
+def write(b: Build) -> None:
+    """Stage 5: the manifest, then the new tree swapped in for the previous site."""
+    b.tree.save_manifest(b.new)
+    b.lap("manifest")
+    b.tree.swap()
+    b.lap("swap")
+
+
+STAGES: list[Callable[[Build], None]] = [gather, plan, render, index, write]
 
 
 def build_site(
@@ -140,212 +282,54 @@ def build_site(
     langs: list[str] | None = None,
     base_url: str | None = None,
     search: bool = True,
-    report_html: Callable[[Store, dict[str, Any], str], str] | None = None,
+    report_html: ReportHtml | None = None,
     on_page: Callable[[], None] | None = None,
+    trash: Trash | None = None,
 ) -> BuildStats:
-    """Build the site into ``out``; returns what was done and how long each stage took."""
+    """Build the site into ``out``; returns what was done and how long each stage took.
+
+    ``trash``: removes old trees (see :class:`~prkb.site.output.Trash`); pass the same one to
+    builds that follow each other in one process so that each waits for the last's removals.
+    """
     out = Path(out)
     langs = langs or list(LANGS)
     base_url = check_base_url(base_url)
     t0 = time.perf_counter()
-    stats = BuildStats(out=str(out))
-    old = site_state.load(out)
-    _clear_trash(out)
+    tree = OutputTree(out, trash)
+    previous = tree.previous()
     salt = _salt(profile, langs, base_url)
     if report_html is not None:  # another renderer makes other pages
         salt = hashlib.sha256(f"{salt}|{report_html.__qualname__}".encode()).hexdigest()
-    valid = old.salt == salt
-    tmp = out.parent / f".{out.name}.building-{os.getpid()}"
-    try:
-        if tmp.exists():
-            shutil.rmtree(tmp)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp.mkdir()
-    except OSError as e:
-        raise _write_error(out, e) from None
+    b = Build(
+        store=store, profile=profile, tree=tree, langs=langs, base_url=base_url,
+        search=search, report_html=report_html or report_html_for(profile), on_page=on_page,
+        salt=salt, old=previous if previous.salt == salt else State(),
+        stats=BuildStats(out=str(out)), gc_on=gc.isenabled(), clock=t0,
+    )
     # the previous pages are linked into the new tree by a child process while this one
     # gathers and plans (pages that changed are unlinked again before they are written)
-    linker = _start_prelink(out, tmp) if valid and old.pages else None
-    # the gathered data is hundreds of thousands of small containers that live for the whole
-    # build: no cycle collection while they are made, then frozen (never scanned again, and
-    # not copied into forked workers by the collector's writes)
-    gc_on = gc.isenabled()
-    gc.disable()
+    tree.open(prelink=bool(b.old.pages))
+    b.lap("start")
     try:
-        t_start = time.perf_counter()
-        stats.seconds["start"] = t_start - t0
-        with _snapshot(store):  # the cursor and the data from one consistent read
-            cursor = store.change_cursor()
-            changed = store.changes_since(old.kb) if valid else None
-            data = gather(store, profile)
-        t1 = time.perf_counter()
-        stats.seconds["gather"] = t1 - t_start
-        currents = current_digests(data)
-        known = site_state.unchanged_digests(data, old, changed, currents)
-        plan = plan_pages(store, data, profile, langs, base_url=base_url,
-                          report_html=report_html or report_html_for(profile), known=known,
-                          currents=currents)
-        pages = plan.pages
-        new_state = site_state.State(salt=salt, kb=list(cursor), currents=plan.currents,
-                                     prs={str(k): list(v) for k, v in plan.pr_digests.items()})
-        stats.seconds["plan"] = time.perf_counter() - t1
-        t_plan = time.perf_counter()
-        todo: list[int] = []
-        keep: list[int] = []
-        for i, page in enumerate(pages):
-            prev = old.pages.get(page.path) if valid else None
-            # same salt, same inputs: the same hash as before, by construction
-            digest_ = prev[0] if page.same and prev is not None else _page_hash(salt, page)
-            new_state.pages[page.path] = [digest_, ""]
-            if prev is not None and prev[0] == digest_:
-                keep.append(i)
-            else:
-                todo.append(i)
-        t_hash = time.perf_counter()
-        stats.seconds["hash"] = t_hash - t_plan
-        gc.freeze()
-        if gc_on:
-            gc.enable()
-        failed = _finish_prelink(linker) if linker is not None else None
-        if linker is not None and failed is None:  # start again from an empty tree
-            shutil.rmtree(tmp)
-            tmp.mkdir()
-        # pages of the previous build this one no longer makes; the same set of pages (and the
-        # same salt: base URL, assets) means the same sitemap and no kept link can break
-        gone = old.pages.keys() - new_state.pages.keys() if valid else set()
-        same_paths = valid and not gone and len(old.pages) == len(new_state.pages)
-        if failed is not None:  # what the prelinked tree must not keep
-            for path in {pages[i].path for i in todo} & old.pages.keys() | gone:
-                _unlink(tmp / path)
-        for d in sorted({p.path.rpartition("/")[0] for p in pages} - {""}):
-            (tmp / d).mkdir(parents=True, exist_ok=True)
-        if failed is None:  # no prelink: hard links now (or copies)
-            ok = _reuse_all(out, tmp, [pages[i].path for i in keep])
-        else:
-            ok = [pages[i].path not in failed for i in keep]
-        kept: list[int] = []
-        for i, good in zip(keep, ok, strict=True):
-            if not good:
-                todo.append(i)
-                continue
-            kept.append(i)
-            new_state.pages[pages[i].path][1] = old.pages[pages[i].path][1]
-            stats.reused += 1
-            if on_page is not None:
-                on_page()
-        t_reuse = time.perf_counter()
-        stats.seconds["reuse"] = t_reuse - t_hash
-        job = RenderJob(pages, store, langs, base_url, tmp)
-        rendered_links: dict[str, list[str]] = {}
-        for i, page_links in render_all(job, todo, on_done=_advance(on_page)).items():
-            path = pages[i].path
-            rendered_links[path] = page_links
-            new_state.pages[path][1] = site_state.links_hash(page_links)
-        stats.rendered = len(todo)
-        search_changed = any(pages[i].search for i in todo)
-        written = set(new_state.pages)
-        stats.pages = len(pages)
-        t2 = time.perf_counter()
-        stats.seconds["render"] = t2 - t_reuse
-        written |= _copy_assets(tmp)
-        if not (same_paths and _reuse(out / "sitemap.xml", tmp / "sitemap.xml")):
-            html_pages = sorted(p.path for p in pages if p.kind == "html" and p.path != "404.html")
-            write_new(tmp / "sitemap.xml", sitemap(html_pages, base_url))
-        written.add("sitemap.xml")
-        t3 = time.perf_counter()
-        stats.seconds["assets"] = t3 - t2
-        _check_and_keep_links(out, tmp, old, new_state, kept, pages, rendered_links, written,
-                              gone=bool(gone), same_paths=same_paths)
-        t4 = time.perf_counter()
-        stats.seconds["links"] = t4 - t3
-        index_dir = tmp / "pagefind"
-        if search:
-            from .search import index_site
-
-            keep_index = valid and old.search and not search_changed
-            if keep_index and not index_dir.is_dir() and (out / "pagefind").is_dir():
-                shutil.copytree(out / "pagefind", index_dir, copy_function=os.link)
-            if not (keep_index and index_dir.is_dir()):
-                shutil.rmtree(index_dir, ignore_errors=True)
-                stats.search_pages = index_site(tmp, [p.path for p in pages if p.search])
-                stats.search_reindexed = True
-            new_state.search = True
-            stats.seconds["search"] = time.perf_counter() - t4
-        elif index_dir.exists():
-            shutil.rmtree(index_dir, ignore_errors=True)
-        for name in PLACEHOLDERS:
-            src = out / name
-            if src.is_file() and not (tmp / name).exists():
-                shutil.copy2(src, tmp / name)
-        t5 = time.perf_counter()
-        site_state.save(tmp, new_state)
-        t6 = time.perf_counter()
-        stats.seconds["manifest"] = t6 - t5
-        _swap(tmp, out)
-        stats.seconds["swap"] = time.perf_counter() - t6
+        for stage in STAGES:
+            stage(b)
     except OSError as e:  # disk full, read-only folder...: the previous site is kept
-        _stop_prelink(linker)
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise _write_error(out, e) from None
+        tree.abandon()
+        raise tree.write_error(e) from None
     except BaseException:
-        _stop_prelink(linker)
-        shutil.rmtree(tmp, ignore_errors=True)
+        tree.abandon()
         raise
     finally:
         gc.unfreeze()
-        if gc_on:
+        if b.gc_on:
             gc.enable()
-    stats.seconds["total"] = time.perf_counter() - t0
-    return stats
-
-
-@contextmanager
-def _snapshot(store: Store) -> Iterator[None]:
-    """One read transaction (WAL: a consistent snapshot while collectors may write)."""
-    conn = store.conn
-    if conn.in_transaction:
-        yield
-        return
-    conn.execute("BEGIN")
-    try:
-        yield
-    finally:
-        conn.execute("COMMIT")
-
-
-def _start_prelink(out: Path, tmp: Path) -> subprocess.Popen[bytes] | None:
-    try:
-        return subprocess.Popen(
-            [sys.executable, "-m", "prkb.site.prelink", str(out), str(tmp)],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            cwd=str(project_root()),
-        )
-    except OSError:
-        return None
-
-
-def _finish_prelink(proc: subprocess.Popen[bytes]) -> set[str] | None:
-    """The pages the child could not link; None when it failed (nothing it did is trusted)."""
-    stdout, _ = proc.communicate()
-    if proc.returncode != 0:
-        return None
-    return set(stdout.decode("utf-8", "surrogateescape").splitlines())
-
-
-def _stop_prelink(proc: subprocess.Popen[bytes] | None) -> None:
-    if proc is not None and proc.poll() is None:
-        proc.kill()
-        proc.wait()
-
-
-def _unlink(path: Path) -> None:
-    path.unlink(missing_ok=True)
+    b.stats.seconds["total"] = time.perf_counter() - t0
+    return b.stats
 
 
 def _check_and_keep_links(
-    out: Path, tmp: Path, old: site_state.State, new: site_state.State, kept: list[int],
-    pages: list[Page], rendered: dict[str, list[str]], written: set[str], *, gone: bool,
-    same_paths: bool,
+    b: Build, kept: list[int], rendered: dict[str, list[str]], written: set[str], *,
+    gone: bool, same_paths: bool,
 ) -> None:
     """Check internal links and write the links file.
 
@@ -353,32 +337,20 @@ def _check_and_keep_links(
     was made, against the same assets (the salt covers them): they can only break when a page
     went away, so only then are they read back and checked too.
     """
-
-    def read_previous() -> dict[str, list[str]]:
-        previous = site_state.load_links(out)
-        if previous is None:
-            raise PrkbError(f"cannot read {site_state.LINKS} of the previous site in {out}; "
-                            "remove the folder and build again")
-        return previous
-
-    previous = read_previous() if kept and gone else None
+    pages, old, new = b.pages, b.old, b.new
+    previous = b.tree.previous_links() if kept and gone else None
     site_links.check_links(rendered, written)
     if previous is not None:
         site_links.check_links({pages[i].path: previous.get(pages[i].path, []) for i in kept},
                                written)
     if same_paths and all(old.pages[p][1] == new.pages[p][1] for p in rendered) \
-            and site_state.reuse_links(out, tmp):
+            and b.tree.reuse_links():
         return
     if previous is None and kept:
-        previous = read_previous()
+        previous = b.tree.previous_links()
     links = {pages[i].path: (previous or {}).get(pages[i].path, []) for i in kept}
     links.update(rendered)
-    site_state.save_links(tmp, links)
-
-
-def _write_error(out: Path, e: OSError) -> PrkbError:
-    what = e.strerror or str(e)
-    return PrkbError(f"cannot write the site to {out}: {what}; the previous site is unchanged")
+    b.tree.save_links(links)
 
 
 def _salt(profile: Profile, langs: list[str], base_url: str | None) -> str:
@@ -387,55 +359,33 @@ def _salt(profile: Profile, langs: list[str], base_url: str | None) -> str:
     h.update(f"{__version__}|{','.join(langs)}|{base_url}|{profile.name}".encode())
     h.update(canonical_json(profile.raw).encode())
     root = project_root()
-    tdir = templates_dir()
-    files = [
-        *sorted((tdir / "site").rglob("*")),
-        *sorted((tdir / "report").rglob("*")),
-        *sorted((tdir / "digest").rglob("*")),
-        *sorted((tdir / "locales").rglob("*.po")),
-        *sorted((root / "prkb" / "render").glob("*.py")),
-        *sorted((root / "prkb" / "publish").glob("site*.py")),
-        root / "prkb" / "publish" / "feed.py",
-        root / "prkb" / "publish" / "digest.py",
-        root / "data" / "glossary.toml",
-    ]
-    for f in files:
+    for f in salt_files():
         if f.is_file():
             h.update(str(f.relative_to(root)).encode())
             h.update(f.read_bytes())
     return h.hexdigest()
 
 
+def salt_files() -> list[Path]:
+    """The files whose bytes go into the salt: templates, catalogs, the code that renders."""
+    root = project_root()
+    tdir = templates_dir()
+    return [
+        *sorted((tdir / "site").rglob("*")),
+        *sorted((tdir / "report").rglob("*")),
+        *sorted((tdir / "digest").rglob("*")),
+        *sorted((tdir / "locales").rglob("*.po")),
+        *sorted((root / "prkb" / "render").glob("*.py")),
+        *sorted((root / "prkb" / "site").glob("*.py")),
+        root / "prkb" / "publish" / "digest.py",
+        root / "data" / "glossary.toml",
+    ]
+
+
 def _page_hash(salt: str, page: Page) -> str:
     # inputs are plain data built in a fixed order by plan_pages: repr is a stable key
     text = f"{salt}|{page.path}|{page.template}|{page.inputs!r}"
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-
-
-def _reuse(src: Path, dst: Path) -> bool:
-    """Hard-link ``src`` to ``dst``, or copy it where links fail; False when it is gone."""
-    try:
-        os.link(src, dst)
-    except FileNotFoundError:
-        return False
-    except OSError:
-        return _copy(src, dst)
-    return True
-
-
-def _copy(src: Path, dst: Path) -> bool:
-    try:
-        shutil.copy2(src, dst)
-    except OSError:
-        return False
-    return True
-
-
-def _reuse_all(out: Path, tmp: Path, paths: list[str]) -> list[bool]:
-    """Hard-link (or, where links fail, copy) unchanged pages from the previous build; False
-    where one is gone."""
-    failed = set(link_pages(out, tmp, paths))
-    return [path not in failed or _copy(out / path, tmp / path) for path in paths]
 
 
 def _advance(on_page: Callable[[], None] | None) -> Callable[[int], None] | None:
@@ -448,59 +398,3 @@ def _advance(on_page: Callable[[], None] | None) -> Callable[[int], None] | None
             hook()
 
     return advance
-
-
-def _copy_assets(tmp: Path) -> set[str]:
-    src = templates_dir() / "site" / "static"
-    dst = tmp / ASSETS
-    shutil.copytree(src, dst)
-    vendor = templates_dir() / "site" / "vendor"
-    if vendor.is_dir():
-        shutil.copytree(vendor, dst / "vendor")
-    return {str(p.relative_to(tmp)).replace(os.sep, "/") for p in dst.rglob("*") if p.is_file()}
-
-
-def _swap(tmp: Path, out: Path) -> None:
-    """Rename the finished build into place; the old site is removed only after.
-
-    Removing the old tree (tens of thousands of files) is left to a detached process that the
-    build does not wait for: the old tree is first renamed into a trash folder next to the
-    output, so the new site is complete and in place when this returns.
-    """
-    old = out.parent / f".{out.name}.trash-{os.getpid()}-{time.monotonic_ns()}"
-    if out.exists():
-        out.rename(old)
-    try:
-        tmp.rename(out)
-    except OSError:
-        if old.exists():
-            old.rename(out)
-        raise
-    if old.exists():
-        _remove_later(old)
-
-
-_REMOVING: list[subprocess.Popen[bytes]] = []
-_RMTREE = "import shutil, sys; shutil.rmtree(sys.argv[1], ignore_errors=True)"
-
-
-def _remove_later(path: Path) -> None:
-    """Delete ``path`` in a detached process (it outlives this one if need be)."""
-    try:
-        _REMOVING.append(subprocess.Popen(
-            [sys.executable, "-c", _RMTREE, str(path)], stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-        ))
-    except OSError:
-        shutil.rmtree(path, ignore_errors=True)
-
-
-def _clear_trash(out: Path) -> None:
-    """Before a build: wait for this process's removals; start removing what others left."""
-    while _REMOVING:
-        _REMOVING.pop().wait()
-    if not out.parent.is_dir():
-        return
-    for p in out.parent.glob(f".{out.name}.trash-*"):  # left by earlier runs
-        if p.is_dir():
-            _remove_later(p)

@@ -20,6 +20,8 @@ from typing import Any
 from ..profile import Profile
 from ..store import Store
 from .gather import SiteData
+from .page import Page
+from .safe import site_safe
 
 FEED_WEEKS = 20  # entries of each digest feed (newest weeks)
 _MARK = "https://prkb.invalid/site"  # site_url while rendering a page; replaced after nh3
@@ -56,31 +58,42 @@ def week_prs(
     return dict(sorted(weeks.items(), reverse=True))
 
 
-def week_digests(weeks: dict[str, list[int]], pr_digest: dict[int, str]) -> dict[str, str]:
-    """A hash per week of everything its digest shows (the digests of its PRs)."""
+def week_hashes(weeks: dict[str, list[int]], pr_hash: dict[int, str]) -> dict[str, str]:
+    """A hash per week of everything its digest shows (the hashes of its PRs' own data)."""
     return {
-        key: hashlib.sha256(f"{key}|{'|'.join(pr_digest[i] for i in ids)}".encode()).hexdigest()
+        key: hashlib.sha256(f"{key}|{'|'.join(pr_hash[i] for i in ids)}".encode()).hexdigest()
         for key, ids in weeks.items()
     }
 
 
-_GATHERED: dict[tuple[int, str, str], Any] = {}
+class WeekData:
+    """Each week's digest data, read once (per process) for both languages and the feeds.
 
+    One per plan: every build reads the knowledge base afresh. Bounded: the pages of a week
+    are rendered next to each other, so the oldest entries are dropped when it fills.
+    """
 
-def _gathered(store: Store, key: str, profile: Profile) -> Any:
-    """One week's digest data, read once per process for both languages and the feed."""
-    from ..publish.digest import gather, week_period
+    LIMIT = 64
 
-    cache_key = (id(store.conn), profile.name, key)
-    if cache_key not in _GATHERED:
-        if len(_GATHERED) >= 64:
-            _GATHERED.clear()
-        _GATHERED[cache_key] = gather(store, week_period(key), profile)
-    return _GATHERED[cache_key]
+    def __init__(self, store: Store, profile: Profile) -> None:
+        self.store = store
+        self.profile = profile
+        self._weeks: dict[str, Any] = {}
+
+    def of(self, key: str) -> Any:
+        """The digest data of week ``key`` (``prkb.publish.digest.gather``)."""
+        from ..publish.digest import gather, week_period
+
+        got = self._weeks.get(key)
+        if got is None:
+            if len(self._weeks) >= self.LIMIT:
+                self._weeks.clear()
+            got = self._weeks[key] = gather(self.store, week_period(key), self.profile)
+        return got
 
 
 def week_fragment(
-    store: Store, key: str, lang: str, profile: Profile, slugs: frozenset[str],
+    weeks: WeekData, key: str, lang: str, slugs: frozenset[str],
     site_url: str | None = None, *, in_site: bool = True,
 ) -> str:
     """The week's digest as safe HTML (nh3, then :func:`site_safe`).
@@ -90,11 +103,10 @@ def week_fragment(
     text, and the "read online" link (to the page itself) is dropped. Otherwise links are
     absolute under ``site_url`` (or the PRs' GitHub URLs without one), as in a feed.
     """
-    from ..render.markdown import sanitize_html
     from ..publish.digest import render
-    from .build import site_safe
+    from ..render.markdown import sanitize_html
 
-    dg = _gathered(store, key, profile)
+    dg = weeks.of(key)
     html = site_safe(sanitize_html(render(dg, lang, "fragment", _MARK if in_site else site_url)))
     if not in_site:
         return html
@@ -115,16 +127,15 @@ def digest_pages(
     profile: Profile,
     langs: list[str],
     common: dict[str, Any],
-    pr_digest: dict[int, str],
+    pr_hash: dict[int, str],
     fixed: dict[str, dict[str, Any]],
-) -> list[Any]:
-    """The digest pages of every language and their feeds (``Page`` objects)."""
+) -> list[Page]:
+    """The digest pages of every language and their feeds."""
     from ..publish.digest import week_period
-    from .pages import Page
 
-    _GATHERED.clear()  # a new build: the knowledge base may have changed since the last
+    week_data = WeekData(store, profile)
     weeks = week_prs(data, profile)
-    digests = week_digests(weeks, pr_digest)
+    hashes = week_hashes(weeks, pr_hash)
     slugs = frozenset(p["slug"] for p in data.prs)
     pages: list[Page] = []
     rows: list[dict[str, Any]] = []
@@ -132,10 +143,10 @@ def digest_pages(
         period = week_period(key)
         rows.append({"key": key, "first": period.first_day.isoformat(),
                      "last": period.last_day.isoformat(), "prs": len(ids)})
-    d_rows = hashlib.sha256(repr(rows).encode()).hexdigest()
+    h_rows = hashlib.sha256(repr(rows).encode()).hexdigest()
     for lang in langs:
         pages.append(Page(
-            f"{lang}/digest/index.html", "site/digests.html", {**common, "d": d_rows},
+            f"{lang}/digest/index.html", "site/digests.html", {**common, "h": h_rows},
             partial(dict, fixed[lang], weeks=rows, feed=feed_path(lang)),
             lang=lang,
         ))
@@ -146,8 +157,8 @@ def digest_pages(
 
     def feeds() -> list[Page]:
         return [
-            Page(feed_path(lang), "", {**common, "d": [digests[r["key"]] for r in newest]},
-                 partial(_feed_context, store, profile, newest, lang, common.get("base")),
+            Page(feed_path(lang), "", {**common, "h": [hashes[r["key"]] for r in newest]},
+                 partial(_feed_context, week_data, newest, lang, common.get("base")),
                  lang=None, kind="bytes")
             for lang in langs
         ]
@@ -157,8 +168,8 @@ def digest_pages(
         for lang in langs:
             pages.append(Page(
                 f"{lang}/digest/{key}.html", "site/digest.html",
-                {**common, "d": digests[key]},
-                partial(_week_context, store, profile, fixed[lang], row, lang, slugs),
+                {**common, "h": hashes[key]},
+                partial(_week_context, week_data, fixed[lang], row, lang, slugs),
                 lang=lang, search=True,
             ))
         if n == len(newest) - 1:
@@ -169,27 +180,25 @@ def digest_pages(
 
 
 def _week_context(
-    store: Store, profile: Profile, fixed: dict[str, Any], row: dict[str, Any], lang: str,
+    weeks: WeekData, fixed: dict[str, Any], row: dict[str, Any], lang: str,
     slugs: frozenset[str],
 ) -> dict[str, Any]:
     from ..publish.digest import digest_title, week_period
 
-    title = digest_title(week_period(row["key"]), lang, profile)
+    title = digest_title(week_period(row["key"]), lang, weeks.profile)
     return {**fixed, "week": {**row, "title": title},
-            "digest": week_fragment(store, row["key"], lang, profile, slugs)}
+            "digest": week_fragment(weeks, row["key"], lang, slugs)}
 
 
 def _feed_context(
-    store: Store, profile: Profile, rows: Iterable[dict[str, Any]], lang: str,
-    base_url: str | None,
+    weeks: WeekData, rows: Iterable[dict[str, Any]], lang: str, base_url: str | None,
 ) -> dict[str, Any]:
     from ..publish.digest import digest_title, week_period
     from .feed import digest_feed
 
     entries = [
-        {**row, "title": digest_title(week_period(row["key"]), lang, profile),
-         "html": week_fragment(store, row["key"], lang, profile, frozenset(), base_url,
-                                      in_site=False)}
+        {**row, "title": digest_title(week_period(row["key"]), lang, weeks.profile),
+         "html": week_fragment(weeks, row["key"], lang, frozenset(), base_url, in_site=False)}
         for row in rows
     ]
     return {"body": digest_feed(entries, lang=lang, base_url=base_url,

@@ -10,6 +10,7 @@ from xml.sax.saxutils import escape
 
 from feedgen.feed import FeedGenerator
 
+from ..dates import parse_time
 from ..render.markdown import one_line
 
 _TITLES = {
@@ -18,15 +19,12 @@ _TITLES = {
 }
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
 def _when(text: str | None) -> datetime:
-    if text:
-        try:
-            dt = datetime.fromisoformat(text.replace("Z", "+00:00").replace(" ", "T", 1))
-        except ValueError:
-            dt = None
-        if dt is not None:
-            return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
-    return datetime(1970, 1, 1, tzinfo=UTC)
+    """A feed time: the stored time (a time without a zone is UTC), the epoch when unknown."""
+    return parse_time(text) or _EPOCH
 
 
 def site_url(base_url: str | None, path: str) -> str:

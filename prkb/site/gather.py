@@ -11,7 +11,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..kb import finding_json
 from ..matrix import matrix_history
 from ..profile import Profile
 from ..store import Store
@@ -32,10 +31,6 @@ def class_slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:200] or "_"
 
 
-def pr_date(row: Any) -> str:
-    return str(row["merged_at"] or row["closed_at"] or row["created_at"] or "")
-
-
 @dataclass
 class SiteData:
     """Everything the pages need, as plain lists and dicts."""
@@ -52,9 +47,7 @@ class SiteData:
 
 
 def gather(store: Store, profile: Profile) -> SiteData:
-    conn = store.conn
-    cur = conn.cursor()
-    cur.row_factory = None  # plain tuples: several times cheaper than sqlite3.Row by name
+    """Everything the pages need, in a few bulk reads (call inside one read snapshot)."""
     data = SiteData()
     parsed: dict[str, Any] = {}  # many PRs share the same analysis and labels text
 
@@ -69,10 +62,7 @@ def gather(store: Store, profile: Profile) -> SiteData:
     by_node = data.by_node
     pr: dict[str, Any] | None
     for (pr_id, repo, ref, number, title, state, author, created_at, closed_at, merged_at,
-         sha, url, labels, raw_hash, analysis_text, source) in cur.execute(
-        "SELECT id, repo, ref, number, title, state, author, created_at, closed_at, merged_at,"
-        " merge_commit_sha, url, labels, raw_hash, analysis, source FROM prs"
-    ):
+         sha, url, labels, raw_hash, analysis_text, source) in store.site_prs():
         analysis = loads(analysis_text, "{}")
         node = f"pr:{number}" if number is not None else f"commit:{sha}"
         pr = {
@@ -107,10 +97,7 @@ def gather(store: Store, profile: Profile) -> SiteData:
         by_node[node] = pr
     data.prs = sorted(by_id.values(), key=lambda p: (p["date"], p["number"] or 0), reverse=True)
     slugs: dict[str, str] = {}
-    for pr_id, file, cls, attr, before, after, direction in cur.execute(
-        "SELECT pr_id, file, class_name, attr, before, after, direction FROM symbol_changes"
-        " ORDER BY pr_id, seq"
-    ):
+    for pr_id, file, cls, attr, before, after, direction in store.site_symbol_changes():
         pr = by_id.get(pr_id)
         if pr is None:
             continue
@@ -121,34 +108,31 @@ def gather(store: Store, profile: Profile) -> SiteData:
                               "before": before, "after": after, "direction": direction})
         if direction not in pr["directions"]:
             pr["directions"].append(direction)
-    for pr_id, code in cur.execute("SELECT pr_id, code FROM risk_tags ORDER BY pr_id, rowid"):
+    for pr_id, code in store.site_risk_tags():
         pr = by_id.get(pr_id)
         if pr is not None:
             pr["tags"].append(code)
-    for r in conn.execute(
-        "SELECT pr_id, rule, file, class_name, message_en, message_zh, commit_sha, severity"
-        " FROM findings ORDER BY pr_id, seq"
+    for pr_id, rule, file, cls, message_en, message_zh, commit, severity in (
+        store.site_findings()
     ):
-        pr = by_id.get(r["pr_id"])
+        pr = by_id.get(pr_id)
         if pr is None:
             continue
-        f = {**finding_json(r), "severity": r["severity"], "pr": pr["id"]}
+        # a finding as ``prkb show --json`` shows it (prkb.kb.finding_json), with its severity
+        f = {"rule": rule, "file": file, "class": cls, "message_en": message_en,
+             "message_zh": message_zh, "commit": commit, "severity": severity, "pr": pr["id"]}
         pr["findings"].append(f)
         data.findings.append(f)
-    for key, kind, number, title, repo in cur.execute(
-        "SELECT key, kind, number, title, repo FROM nodes"
-    ):
+    for key, kind, node_number, node_title, node_repo in store.site_nodes():
         if key in by_node:  # a PR of the site: its own row says more
             continue
-        data.nodes[key] = {"key": key, "kind": kind, "number": number, "title": title,
-                           "repo": repo}
+        data.nodes[key] = {"key": key, "kind": kind, "number": node_number,
+                           "title": node_title, "repo": node_repo}
     # relations as tuples (cheap to make, there are many): data.relations holds
     # (source, target, type, evidence, confidence, origin), a PR's list holds
     # (type, direction, other, evidence, confidence, origin)
     relations = data.relations
-    rows = cur.execute(
-        "SELECT source, target, type, evidence, confidence, origin FROM relations"
-    ).fetchall()
+    rows = store.site_relations()
     rows.sort(key=lambda r: (r[2], r[0], r[1]))  # cheaper here than SQLite's temporary B-tree
     for rel in rows:
         relations.append(rel)

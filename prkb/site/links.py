@@ -5,7 +5,6 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Iterable, Mapping
-from functools import lru_cache
 from html import unescape
 
 from ..errors import PrkbError
@@ -21,22 +20,49 @@ class BrokenLinks(PrkbError):
     """The build made a page with a link to a site path that does not exist."""
 
 
-def internal_links(page_path: str, html: str) -> list[str]:
-    """Site paths (relative to the root, no query or fragment) that a page links to.
+class LinkFinder:
+    """Finds the internal links of the pages of one build.
 
-    External URLs and pure fragments are skipped; ``javascript:`` and other non-web schemes
-    are returned as they are, so the check fails on them.
+    What each attribute value resolves to is kept per folder (a page's navigation links and
+    links to the same pages repeat on every page of a folder); bounded, and owned by the
+    build that made it.
     """
-    base = posixpath.dirname(page_path)
-    found = {_target(base, dq or sq) for dq, sq in _ATTR.findall(html)}  # one group is ""
-    return sorted(t for t in found if t is not None)
+
+    LIMIT = 16384  # resolved values per folder before they are dropped
+
+    def __init__(self) -> None:
+        self._resolved: dict[str, dict[str, str | None]] = {}
+
+    def links(self, page_path: str, html: str) -> list[str]:
+        """Site paths (relative to the root, no query or fragment) that a page links to.
+
+        External URLs and pure fragments are skipped; ``javascript:`` and other non-web
+        schemes are returned as they are, so the check fails on them.
+        """
+        base = posixpath.dirname(page_path)
+        known = self._resolved.get(base)
+        if known is None or len(known) >= self.LIMIT:
+            known = self._resolved[base] = {}
+        found: set[str] = set()
+        for dq, sq in _ATTR.findall(html):
+            attr = dq or sq  # one group is ""
+            try:
+                target = known[attr]
+            except KeyError:
+                target = known[attr] = _target(base, attr)
+            if target is not None:
+                found.add(target)
+        return sorted(found)
 
 
-@lru_cache(maxsize=16384)
+def internal_links(page_path: str, html: str) -> list[str]:
+    """:meth:`LinkFinder.links` of one page."""
+    return LinkFinder().links(page_path, html)
+
+
 def _target(base: str, attr: str) -> str | None:
     """The site path an attribute value (as written in the page) points to from folder
-    ``base``, or None for an external URL or a fragment. Cached: a page's navigation links
-    and links to the same pages repeat on every page of a folder."""
+    ``base``, or None for an external URL or a fragment."""
     raw = (unescape(attr) if "&" in attr else attr).strip()
     if not raw or raw[0] == "#":
         return None

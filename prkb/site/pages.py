@@ -13,35 +13,23 @@ import pickle
 import re
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from ..graph.relations import is_inferred
 from ..glossary import glossary
+from ..graph.relations import is_inferred
 from ..profile import Profile
 from ..store import Store
 from . import svg as site_svg
 from .digest_pages import digest_pages
 from .gather import SiteData
+from .page import Page
 
-LANG_CODES = {"zh": "zh-CN", "en": "en"}
 FEED_LIMIT = 200
 HOME_ROWS = 300  # rows in the home page's HTML; its script loads the rest from timeline.json
 GRAPH_ROWS = 500  # rows of the relation table under the graph (the graph itself has all)
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
-
-
-@dataclass(slots=True)
-class Page:
-    path: str  # relative to the site root, with "/" separators
-    template: str
-    inputs: Any
-    context: Callable[[], dict[str, Any]]
-    lang: str | None = None
-    kind: str = "html"  # html, json (a dict encoded), bytes (the context's "body"), feed
-    search: bool = False  # indexed by Pagefind
-    same: bool = False  # inputs known to equal the previous build's (no need to hash them)
 
 
 def github_url(pr: dict[str, Any]) -> str | None:
@@ -55,11 +43,6 @@ def github_url(pr: dict[str, Any]) -> str | None:
     if re.fullmatch(r"[0-9a-f]{7,40}", sha):
         return f"https://github.com/{repo}/commit/{sha}"
     return None
-
-
-def root_of(path: str) -> str:
-    depth = path.count("/")
-    return "../" * depth
 
 
 def summary(pr: dict[str, Any]) -> dict[str, Any]:
@@ -120,22 +103,23 @@ def plan_pages(
 ) -> Plan:
     """Every page of the site, in write order.
 
-    Each PR has two digests: of its own data (what the timeline, builder and digest pages
+    Each PR has two hashes: of its own data (what the timeline, builder and digest pages
     show of it, and whether each of its relations leads to a page of the site) and of its
     own page's inputs (its own data, the PRs at the other end of its relations, the current
     reading of its classes). ``known``: PR id -> both, for PRs the caller knows did not change
-    since the build that computed them (site_state.unchanged_digests); those are not hashed.
+    since the build that computed them (site_state.unchanged_hashes); those are not hashed again.
     """
     known = known or {}
     pages: list[Page] = []
     # what lists of PRs show of each PR: made only for the PRs a rendered page lists
     timeline = _Summaries(data)
     counts = _counts(data)
-    builder_digests = {
-        cls: digest({k: v for k, v in b.items() if k != "prs"}) for cls, b in data.builders.items()
+    builder_hashes = {
+        cls: input_hash({k: v for k, v in b.items() if k != "prs"})
+        for cls, b in data.builders.items()
     }
     if currents is None:
-        currents = current_digests(data)
+        currents = current_hashes(data)
     audit = _audit_rows(data)
     graph = _Lazy(partial(_graph, data))
     levels = list(profile.levels)
@@ -143,33 +127,33 @@ def plan_pages(
     gl = glossary()
     common = {"langs": langs, "levels": levels, "base": base_url}
     # the matrix shows the builders' histories only (the span of the time axis included)
-    d_matrix = digest(list(builder_digests.items()))
-    d_audit = digest(audit)
+    h_matrix = input_hash(list(builder_hashes.items()))
+    h_audit = input_hash(audit)
     per_pr = []
-    pr_digests: dict[int, tuple[str, str]] = {}
+    pr_hashes: dict[int, tuple[str, str]] = {}
     by_node = data.by_node
     for pr in data.prs:
         both = known.get(pr["id"])
         if both is None:
-            own = digest([{k: v for k, v in pr.items() if k != "id"},
+            own = input_hash([{k: v for k, v in pr.items() if k != "id"},
                           [r[2] in by_node for r in pr["relations"]]])
-            both = (own, digest([own, related(data, pr), _now(data, pr)]))
-        pr_digests[pr["id"]] = both
+            both = (own, input_hash([own, related(data, pr), _now(data, pr)]))
+        pr_hashes[pr["id"]] = both
         # languages, base URL and levels (``common``) are in the build's salt already
         per_pr.append((pr, both[1], pr["id"] in known))
-    own_digests = {i: both[0] for i, both in pr_digests.items()}
-    # big inputs shared by several pages are hashed once; pages name them by digest. The
+    own_hashes = {i: both[0] for i, both in pr_hashes.items()}
+    # big inputs shared by several pages are hashed once; pages name them by hash. The
     # graph shows the relations and, of each end, a PR's label, title and state (its own
-    # digest stands for them) or a node's title
-    d_graph = digest([
+    # hash stands for them) or a node's title
+    h_graph = input_hash([
         [(r[0], r[1], r[2], r[4]) for r in data.relations],
-        sorted((k, own_digests[p["id"]]) for k, p in data.by_node.items()),
+        sorted((k, own_hashes[p["id"]]) for k, p in data.by_node.items()),
         sorted((k, n.get("title")) for k, n in data.nodes.items()),
     ])
-    # a timeline row shows only fields of its PR, so the PRs' own digests stand for the rows
-    ordered = [own_digests[p["id"]] for p in data.prs]
-    d_home = hashlib.sha256("".join(ordered[:HOME_ROWS]).encode()).hexdigest()
-    d_feed = hashlib.sha256("".join(ordered[:FEED_LIMIT]).encode()).hexdigest()
+    # a timeline row shows only fields of its PR, so the PRs' own hashes stand for the rows
+    ordered = [own_hashes[p["id"]] for p in data.prs]
+    h_home = hashlib.sha256("".join(ordered[:HOME_ROWS]).encode()).hexdigest()
+    h_feed = hashlib.sha256("".join(ordered[:FEED_LIMIT]).encode()).hexdigest()
     # the whole timeline for the home page's script: one file per month of PRs (shared by
     # the languages), so that a changed PR rewrites its month only
     months: dict[str, list[dict[str, Any]]] = {}
@@ -178,10 +162,10 @@ def plan_pages(
     parts = [f"timeline/{m}.json" for m in months]
     per_builder = []
     for b in data.builders.values():
-        # its PRs are shown by their summaries, which their digests stand for
+        # its PRs are shown by their summaries, which their hashes stand for
         ids = [p["id"] for p in reversed(b["prs"])]
-        inputs = {**common, "d": digest([builder_digests[b["class"]],
-                                         [own_digests[i] for i in ids]])}
+        inputs = {**common, "h": input_hash([builder_hashes[b["class"]],
+                                         [own_hashes[i] for i in ids]])}
         per_builder.append((b, ids, inputs))
 
     pages.append(Page("index.html", "site/root.html", common, partial(dict, langs=langs)))
@@ -198,14 +182,14 @@ def plan_pages(
     graph_body = _Lazy(partial(_graph_body, graph))
     for month, prs in months.items():
         pages.append(Page(
-            f"timeline/{month}.json", "", [own_digests[p["id"]] for p in prs],
+            f"timeline/{month}.json", "", [own_hashes[p["id"]] for p in prs],
             partial(_timeline_part, timeline, [p["id"] for p in prs]), kind="bytes",
         ))
     for lang in langs:
         fixed = fixed_by_lang[lang]
         pages.append(Page(
             f"{lang}/index.html", "site/index.html",
-            {**common, "d": d_home, "c": counts, "n": len(data.prs)},
+            {**common, "h": h_home, "c": counts, "n": len(data.prs)},
             partial(_index_context, fixed, timeline, total=len(data.prs),
                     counts=counts, risk_codes=list(gl.get("risk_tags", {})),
                     directions=list(gl.get("directions", {})), platforms=profile.platforms),
@@ -216,19 +200,19 @@ def plan_pages(
             partial(_timeline_json, parts, lang), lang=lang, kind="json",
         ))
         pages.append(Page(
-            f"{lang}/matrix.html", "site/matrix.html", {**common, "d": d_matrix},
+            f"{lang}/matrix.html", "site/matrix.html", {**common, "h": h_matrix},
             partial(_matrix_context, fixed, matrix), lang=lang,
         ))
         pages.append(Page(
-            f"{lang}/graph.html", "site/graph.html", {**common, "d": d_graph},
+            f"{lang}/graph.html", "site/graph.html", {**common, "h": h_graph},
             partial(_graph_context, fixed, graph), lang=lang,
         ))
         pages.append(Page(
-            f"{lang}/graph.json", "", {**common, "d": d_graph},
+            f"{lang}/graph.json", "", {**common, "h": h_graph},
             partial(_graph_json, graph_body, lang), lang=lang, kind="bytes",
         ))
         pages.append(Page(
-            f"{lang}/audit.html", "site/audit.html", {**common, "d": d_audit},
+            f"{lang}/audit.html", "site/audit.html", {**common, "h": h_audit},
             partial(dict, fixed, rows=audit),
             lang=lang,
         ))
@@ -237,7 +221,7 @@ def plan_pages(
             partial(dict, fixed), lang=lang,
         ))
         pages.append(Page(
-            f"{lang}/feed.xml", "", {**common, "d": d_feed},
+            f"{lang}/feed.xml", "", {**common, "h": h_feed},
             partial(_feed_context, timeline, lang), lang=lang, kind="feed",
         ))
     # a PR's (and a builder's) pages in every language next to each other: the renderer hands
@@ -258,20 +242,23 @@ def plan_pages(
                         charts),
                 lang=lang, search=True,
             ))
-    pages.extend(digest_pages(store, data, profile, langs, common, own_digests, fixed_by_lang))
+    pages.extend(digest_pages(store, data, profile, langs, common, own_hashes, fixed_by_lang))
     pages.append(Page(
-        "feed.xml", "", {**common, "d": d_feed},
+        "feed.xml", "", {**common, "h": h_feed},
         partial(_feed_context, timeline, "en" if "en" in langs else langs[-1]),
         lang=None, kind="feed",
     ))
-    return Plan(pages, pr_digests, currents)
+    return Plan(pages, pr_hashes, currents)
 
 
 @dataclass
 class Plan:
-    pages: list[Page]
-    pr_digests: dict[int, tuple[str, str]]  # PR id -> digests of its own data, its page
-    currents: dict[str, str]  # builder class -> digest of its current reading
+    """The pages of the site in write order, and the hashes the next build starts from."""
+
+    pages: list[Page] = field(default_factory=list)
+    # PR id -> hashes of its own data, of its page's inputs
+    pr_hashes: dict[int, tuple[str, str]] = field(default_factory=dict)
+    currents: dict[str, str] = field(default_factory=dict)  # class -> hash of its reading
 
 
 class _Lazy:
@@ -289,9 +276,9 @@ class _Lazy:
         return self._value
 
 
-def current_digests(data: SiteData) -> dict[str, str]:
-    """Builder class -> digest of its current reading (what PR pages show as "now")."""
-    return {cls: digest(b["current"]) for cls, b in data.builders.items()}
+def current_hashes(data: SiteData) -> dict[str, str]:
+    """Builder class -> hash of its current reading (what PR pages show as "now")."""
+    return {cls: input_hash(b["current"]) for cls, b in data.builders.items()}
 
 
 class _Summaries:
@@ -386,7 +373,7 @@ def _builder_context(
     return {**fixed, "b": b, "chart": charts[b["class"]], "prs": [timeline.of(i) for i in ids]}
 
 
-def digest(obj: Any) -> str:
+def input_hash(obj: Any) -> str:
     """Hash of plain data (dicts, lists, strings, numbers) built in a fixed order.
 
     The pickle of such data is a faithful, deterministic serialization and several times

@@ -22,14 +22,14 @@ import jinja2
 from markupsafe import Markup
 
 from ..errors import PrkbError
+from ..render.jinja_calls import PlainCallContext, plain_call
 from ..store import Store
 from . import links as site_links
 from .feed import atom_feed
-from ..render.jinja_calls import PlainCallContext, plain_call
 from .macros import make_helpers
-from .pages import LANG_CODES, Page, root_of
+from .output import ASSETS, write_new
+from .page import LANG_CODES, Page, root_of
 
-ASSETS = "assets"
 PARALLEL_MIN = 160  # PR pages' worth of work; below this, forking costs more than it saves
 HEAVY = 10  # what a page other than a PR page is worth, in PR pages (a rough mean)
 CSP = (
@@ -47,9 +47,17 @@ class RenderJob:
     base_url: str | None
     tmp: Path
     envs: dict[str, jinja2.Environment] = field(default_factory=dict)
+    # template -> what to make, per language, before workers fork (e.g. the PR report's
+    # environment for site/pr.html): given by the build, so that this module imports none
+    warm_ups: dict[str, Callable[[str], None]] = field(default_factory=dict)
+    links: site_links.LinkFinder = field(default_factory=site_links.LinkFinder)
 
 
-_JOB: RenderJob | None = None  # the job a forked worker renders (inherited, not pickled)
+# The job a forked worker renders. Set by the worker's initializer, in the worker process only
+# (the job reaches it through the fork, not pickled: its pages hold closures); this process
+# never sets it. A pool's task function gets only what is pickled, hence a global.
+_WORKER_JOB: RenderJob | None = None
+
 
 
 def escaping_env(lang: str, what: str) -> jinja2.Environment:
@@ -214,59 +222,41 @@ def _render_some(job: RenderJob, indexes: list[int]) -> list[tuple[int, list[str
         page = job.pages[i]
         body = render_page(job, page)
         write_new(job.tmp / page.path, body)
-        links = (site_links.internal_links(page.path, body.decode("utf-8"))
-                 if page.kind == "html" else [])
+        links = job.links.links(page.path, body.decode("utf-8")) if page.kind == "html" else []
         out.append((i, links))
     return out
 
 
-def write_new(path: Path, body: bytes) -> None:
-    """Write a new file; never into an existing one (it may be a hard link to a page of the
-    previous site, which must stay as it was until the swap)."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags, 0o666)
-    except FileExistsError:
-        path.unlink()
-        fd = os.open(path, flags, 0o666)
-    with open(fd, "wb", closefd=True) as f:
-        f.write(body)
-
-
-def _worker_init() -> None:
-    assert _JOB is not None
+def _worker_init(job: RenderJob) -> None:
+    global _WORKER_JOB
     # a fresh connection: a SQLite connection must not cross a fork (the template
     # environments warmed up before the fork are plain Python objects: they are kept)
-    _JOB.store.conn = Store(_JOB.store.path).conn
+    job.store.reconnect()
+    _WORKER_JOB = job
 
 
 def _warm_up(job: RenderJob, indexes: list[int]) -> None:
     """Make the template environments and load the templates the pages need once, before the
     workers fork (each would otherwise make its own)."""
-    from ..publish import digest
-    from . import report_page as site_report
-
     templates = {job.pages[i].template for i in indexes} - {""}
     for lang in job.langs:
         env = _env(lang, job.envs)
         for name in sorted(templates):
             env.get_template(name)
-        if "site/pr.html" in templates:
-            site_report.warm_up(lang)
-        if "site/digest.html" in templates:
-            digest.warm_up(lang)
+        for name, warm_up in job.warm_ups.items():
+            if name in templates:
+                warm_up(lang)
 
 
 def _worker(indexes: list[int]) -> list[tuple[int, list[str]]]:
-    assert _JOB is not None
-    return _render_some(_JOB, indexes)
+    assert _WORKER_JOB is not None
+    return _render_some(_WORKER_JOB, indexes)
 
 
 def render_all(
     job: RenderJob, indexes: list[int], on_done: Callable[[int], None] | None = None
 ) -> dict[int, list[str]]:
     """Render the pages at ``indexes``; returns their links by index."""
-    global _JOB
     workers = min(os.cpu_count() or 1, 4)
     results: dict[int, list[str]] = {}
     # a page that lists all PRs (timeline, graph, digest week, builder...) costs what tens of
@@ -280,20 +270,16 @@ def render_all(
                 on_done(len(chunk))
         return results
     _warm_up(job, indexes)
-    _JOB = job
-    try:
-        ctx = multiprocessing.get_context("fork")
-        with ctx.Pool(workers, initializer=_worker_init) as pool:
-            # heavy pages first, in small runs, so that the last run is not a long one
-            order = sorted(indexes, key=lambda i: job.pages[i].template == "site/pr.html")
-            size = max(1, min(100, len(indexes) // (workers * 8)))
-            for done in pool.imap_unordered(_worker, _chunks(order, size)):
-                for i, links in done:
-                    results[i] = links
-                if on_done is not None:
-                    on_done(len(done))
-    finally:
-        _JOB = None
+    ctx = multiprocessing.get_context("fork")  # fork: the initializer's job is not pickled
+    with ctx.Pool(workers, initializer=_worker_init, initargs=(job,)) as pool:
+        # heavy pages first, in small runs, so that the last run is not a long one
+        order = sorted(indexes, key=lambda i: job.pages[i].template == "site/pr.html")
+        size = max(1, min(100, len(indexes) // (workers * 8)))
+        for done in pool.imap_unordered(_worker, _chunks(order, size)):
+            for i, links in done:
+                results[i] = links
+            if on_done is not None:
+                on_done(len(done))
     return results
 
 

@@ -18,10 +18,10 @@ import jinja2
 from markupsafe import Markup, escape
 
 from ..profile import Profile
+from ..render.jinja_calls import plain_call
 from ..render.markdown import clean_text, one_line, split_code_spans
 from ..render.report import localize, report_facts
 from ..store import Store
-from ..render.jinja_calls import plain_call
 from .render import escaping_env
 
 TEMPLATE = "site/report.html"

@@ -1,15 +1,15 @@
 """What one site build leaves for the next: the manifest, the links file, the dirty set.
 
 ``.prkb-manifest.json`` (small, read at every build) keeps per page the hash of its inputs and
-a short hash of its internal links; per PR the digest of its page inputs; per builder class a
-digest of its current reading; and the knowledge base's change-journal cursor
+a short hash of its internal links; per PR the hashes of its own data and of its page's inputs;
+per builder class a hash of its current reading; and the knowledge base's change-journal cursor
 (:meth:`prkb.store.Store.change_cursor`) at the time of the build.
 ``.prkb-links.json`` keeps every page's internal links; it is read only when pages were
 removed (kept pages may link to them) and rewritten only when a page's links changed.
 
 With the cursor, the next build asks the knowledge base what changed
 (:meth:`~prkb.store.Store.changes_since`) and works out which PRs' pages can have changed
-(:func:`unchanged_digests`); for every other PR it takes the digest from here instead of
+(:func:`unchanged_hashes`); for every other PR it takes the hashes from here instead of
 hashing the PR's data again. Anything the journal cannot vouch for (another knowledge base, a
 restored file, a different salt) means every PR is hashed again, as in a first build.
 """
@@ -41,8 +41,8 @@ class State:
     salt: str | None = None
     kb: list[Any] | None = None  # change-journal cursor [seq, nonce]
     pages: dict[str, list[str]] = field(default_factory=dict)  # path -> [hash, links hash]
-    prs: dict[str, list[str]] = field(default_factory=dict)  # PR id -> [own data, page] digests
-    currents: dict[str, str] = field(default_factory=dict)  # class -> digest of its reading
+    prs: dict[str, list[str]] = field(default_factory=dict)  # PR id -> [own data, page] hashes
+    currents: dict[str, str] = field(default_factory=dict)  # class -> hash of its reading
     search: bool = False
 
     def to_json(self) -> dict[str, Any]:
@@ -124,13 +124,13 @@ def reuse_links(out: Path, tmp: Path) -> bool:
         return False
 
 
-def unchanged_digests(
+def unchanged_hashes(
     data: SiteData,
     state: State,
     changed: dict[str, set[str]] | None,
     currents: dict[str, str],
 ) -> dict[int, tuple[str, str]]:
-    """PR id -> the previous build's digests (own data, page inputs: see
+    """PR id -> the previous build's hashes (own data, page inputs: see
     :func:`prkb.site.pages.plan_pages`), for the PRs whose pages cannot have changed.
 
     A PR page shows the PR's own rows and relations, the label, title and state of each PR or

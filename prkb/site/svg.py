@@ -12,23 +12,15 @@ from typing import Any
 
 from markupsafe import Markup
 
+from ..dates import parse_time
+
 WIDTH = 1000.0
 
 
 def ts(when: str | None) -> float | None:
-    """Seconds since the epoch of an ISO date, or None."""
-    if not when:
-        return None
-    text = when.strip().replace(" ", "T")
-    if text.endswith("Z"):
-        text = text[:-1] + "+00:00"
-    try:
-        dt = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return dt.timestamp()
+    """Seconds since the epoch of an ISO date (a time without a zone is UTC), or None."""
+    dt = parse_time(when)
+    return None if dt is None else dt.timestamp()
 
 
 def level_class(run: dict[str, Any] | None) -> str:

@@ -1,12 +1,101 @@
 """Readers and writers of the static site build: bulk reads, the site manifest.
 
 The SQL of this concern lives here and nowhere else; the rest of prkb calls these methods.
+
+The site's gather stage reads every table once, in one read transaction
+(:meth:`SiteQueries.read_snapshot`); its readers are bulk readers that must stay fast, so they
+return plain tuples (no ``sqlite3.Row``, several times cheaper to unpack), in the column order
+their type alias names, streamed from the cursor rather than collected into a list.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import cast
+
 from .core import StoreBase
+
+# (id, repo, ref, number, title, state, author, created_at, closed_at, merged_at,
+#  merge_commit_sha, url, labels JSON, raw_hash, analysis JSON, source)
+SitePrRow = tuple[
+    int, str, str, int | None, str, str, str | None, str | None, str | None, str | None,
+    str | None, str | None, str, str, str, str,
+]
+# (pr_id, file, class_name, attr, before, after, direction)
+SiteChangeRow = tuple[int, str, str, str, str | None, str | None, str]
+# (pr_id, rule, file, class_name, message_en, message_zh, commit_sha, severity)
+SiteFindingRow = tuple[int, str, str, str, str, str, str | None, str]
+# (key, kind, number, title, repo)
+SiteNodeRow = tuple[str, str, int | None, str | None, str | None]
+# (source, target, type, evidence, confidence, origin)
+SiteRelationRow = tuple[str, str, str, str, float, str]
 
 
 class SiteQueries(StoreBase):
     """SQL of the site concern, mixed into :class:`prkb.store.Store`."""
+
+    @contextmanager
+    def read_snapshot(self) -> Iterator[None]:
+        """One read transaction: every read inside sees the same state of the file (WAL: a
+        consistent snapshot while collectors may write). Inside a transaction already, the
+        reads join it."""
+        if self.conn.in_transaction:
+            yield
+            return
+        self.conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self.conn.execute("COMMIT")
+
+    def reconnect(self) -> None:
+        """Replace this object's connection with a new one to the same file: a SQLite
+        connection must not cross a fork (a forked site renderer calls this first)."""
+        self.conn = type(self)(self.path).conn
+
+    def _tuples(self, sql: str) -> Iterator[tuple[object, ...]]:
+        cur = self.conn.cursor()
+        cur.row_factory = None  # plain tuples: several times cheaper than sqlite3.Row by name
+        return cast(Iterator[tuple[object, ...]], cur.execute(sql))
+
+    def site_prs(self) -> Iterator[SitePrRow]:
+        """Every PR record (no body, patches or raw record), unordered; see :data:`SitePrRow`."""
+        return cast(Iterator[SitePrRow], self._tuples(
+            "SELECT id, repo, ref, number, title, state, author, created_at, closed_at,"
+            " merged_at, merge_commit_sha, url, labels, raw_hash, analysis, source FROM prs"
+        ))
+
+    def site_symbol_changes(self) -> Iterator[SiteChangeRow]:
+        """Every declaration change, by PR id then its order in the PR."""
+        return cast(Iterator[SiteChangeRow], self._tuples(
+            "SELECT pr_id, file, class_name, attr, before, after, direction FROM symbol_changes"
+            " ORDER BY pr_id, seq"
+        ))
+
+    def site_risk_tags(self) -> Iterator[tuple[int, str]]:
+        """Every risk tag as (pr_id, code), by PR id then the order they were stored in."""
+        return cast(Iterator[tuple[int, str]], self._tuples(
+            "SELECT pr_id, code FROM risk_tags ORDER BY pr_id, rowid"
+        ))
+
+    def site_findings(self) -> Iterator[SiteFindingRow]:
+        """Every audit finding, by PR id then its order in the PR."""
+        return cast(Iterator[SiteFindingRow], self._tuples(
+            "SELECT pr_id, rule, file, class_name, message_en, message_zh, commit_sha, severity"
+            " FROM findings ORDER BY pr_id, seq"
+        ))
+
+    def site_nodes(self) -> Iterator[SiteNodeRow]:
+        """Every node of the PR graph, unordered."""
+        return cast(Iterator[SiteNodeRow], self._tuples(
+            "SELECT key, kind, number, title, repo FROM nodes"
+        ))
+
+    def site_relations(self) -> list[SiteRelationRow]:
+        """Every relation of the PR graph, unordered (sorting in Python is cheaper than
+        SQLite's temporary B-tree)."""
+        return cast(list[SiteRelationRow], list(self._tuples(
+            "SELECT source, target, type, evidence, confidence, origin FROM relations"
+        )))
+

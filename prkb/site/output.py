@@ -1,0 +1,264 @@
+"""The output folder of a site build: a new tree written beside it, then swapped in.
+
+:class:`OutputTree` owns everything a build does to the file system besides writing rendered
+pages: the temporary folder next to the output (``.NAME.building-PID``), the previous build's
+manifest and links file, the reuse of unchanged pages (hard links, made by a child process,
+:mod:`prkb.site.prelink`, while the build gathers and plans), the static assets, the search
+index kept from the previous build, and the final swap. A failed build leaves the previous
+site as it was. The previous tree is renamed aside by the swap and deleted by a detached
+process (:class:`Trash`) the build does not wait for.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from ..errors import PrkbError
+from ..paths import project_root, templates_dir
+from . import state as site_state
+from .prelink import link_pages
+from .state import PLACEHOLDERS, State
+
+ASSETS = "assets"  # the folder of the static assets in the site
+_RMTREE = "import shutil, sys; shutil.rmtree(sys.argv[1], ignore_errors=True)"
+
+
+def write_new(path: Path, body: bytes) -> None:
+    """Write a new file; never into an existing one (it may be a hard link to a page of the
+    previous site, which must stay as it was until the swap)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags, 0o666)
+    except FileExistsError:
+        path.unlink()
+        fd = os.open(path, flags, 0o666)
+    with open(fd, "wb", closefd=True) as f:
+        f.write(body)
+
+
+def start_prelink(out: Path, tmp: Path) -> subprocess.Popen[bytes] | None:
+    """Start the child that hard-links the pages of the site in ``out`` into ``tmp``
+    (:mod:`prkb.site.prelink`); None when it cannot start."""
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-m", "prkb.site.prelink", str(out), str(tmp)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            cwd=str(project_root()),
+        )
+    except OSError:
+        return None
+
+
+class Trash:
+    """Old trees of an output folder, deleted by detached processes nobody waits for.
+
+    ``removing`` holds the processes started through this object; a caller that builds
+    several times may pass the same object to each build, which then first waits for the
+    removals of the builds before it.
+    """
+
+    def __init__(self) -> None:
+        self.removing: list[subprocess.Popen[bytes]] = []
+
+    def remove_later(self, path: Path) -> None:
+        """Delete ``path`` in a detached process (it outlives this one if need be)."""
+        try:
+            self.removing.append(subprocess.Popen(
+                [sys.executable, "-c", _RMTREE, str(path)], stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+            ))
+        except OSError:
+            shutil.rmtree(path, ignore_errors=True)
+
+    def clear(self, out: Path) -> None:
+        """Before a build: wait for this object's removals; start removing the old trees of
+        ``out`` that others left (a killed run, another process)."""
+        while self.removing:
+            self.removing.pop().wait()
+        if not out.parent.is_dir():
+            return
+        for p in out.parent.glob(f".{out.name}.trash-*"):
+            if p.is_dir():
+                self.remove_later(p)
+
+
+class OutputTree:
+    """The output folder ``out`` of one build and the new tree written beside it."""
+
+    def __init__(self, out: Path, trash: Trash | None = None) -> None:
+        self.out = out
+        self.tmp = out.parent / f".{out.name}.building-{os.getpid()}"
+        self.trash = trash if trash is not None else Trash()
+        self._linker: subprocess.Popen[bytes] | None = None
+
+    # --- the previous build ----------------------------------------------------------------
+
+    def previous(self) -> State:
+        """The manifest of the site in ``out`` (empty for none); refuses a non-empty folder a
+        build did not write."""
+        return site_state.load(self.out)
+
+    def previous_links(self) -> dict[str, list[str]]:
+        """Every page's internal links as the previous build wrote them."""
+        links = site_state.load_links(self.out)
+        if links is None:
+            raise PrkbError(f"cannot read {site_state.LINKS} of the previous site in "
+                            f"{self.out}; remove the folder and build again")
+        return links
+
+    # --- the new tree ----------------------------------------------------------------------
+
+    def open(self, *, prelink: bool) -> None:
+        """Make the new tree (empty); ``prelink``: start linking the previous build's pages
+        into it, in a child process, while the build gathers and plans."""
+        self.trash.clear(self.out)
+        try:
+            if self.tmp.exists():
+                shutil.rmtree(self.tmp)
+            self.out.parent.mkdir(parents=True, exist_ok=True)
+            self.tmp.mkdir()
+        except OSError as e:
+            raise self.write_error(e) from None
+        if prelink:
+            self._linker = start_prelink(self.out, self.tmp)
+
+    def place_pages(
+        self, keep: list[str], rewrite: list[str], gone: set[str], old: State
+    ) -> list[bool]:
+        """Put the previous build's pages at ``keep`` into the new tree and make the folders
+        of ``keep`` and ``rewrite`` (the pages to render); returns, for each kept page,
+        whether it is there (False: gone from the previous site, to be rendered after all).
+
+        The prelinked tree (every page of ``old``, the previous manifest) is used unless the
+        child failed; the pages rendered again and the ``gone`` ones are unlinked from it
+        first, so the previous site's files are never written to. Without it, the kept pages
+        are hard-linked now (or copied where links fail).
+        """
+        failed: set[str] | None = None
+        if self._linker is not None:
+            failed = self._finish_prelink()
+            if failed is None:  # nothing the child did is trusted: an empty tree again
+                shutil.rmtree(self.tmp)
+                self.tmp.mkdir()
+        if failed is not None:
+            for path in (set(rewrite) | gone) & old.pages.keys():
+                (self.tmp / path).unlink(missing_ok=True)
+        for d in sorted({p.rpartition("/")[0] for p in (*keep, *rewrite)} - {""}):
+            (self.tmp / d).mkdir(parents=True, exist_ok=True)
+        if failed is not None:
+            return [path not in failed for path in keep]
+        not_linked = set(link_pages(self.out, self.tmp, keep))
+        return [path not in not_linked or _copy(self.out / path, self.tmp / path)
+                for path in keep]
+
+    def reuse(self, name: str) -> bool:
+        """Hard-link (or copy) the previous build's file ``name``; False when it is gone."""
+        return _reuse(self.out / name, self.tmp / name)
+
+    def write(self, name: str, body: bytes) -> None:
+        """Write a new file of the tree."""
+        write_new(self.tmp / name, body)
+
+    def copy_assets(self) -> set[str]:
+        """Copy the static assets (and vendored scripts) in; returns their paths."""
+        src = templates_dir() / "site" / "static"
+        dst = self.tmp / ASSETS
+        shutil.copytree(src, dst)
+        vendor = templates_dir() / "site" / "vendor"
+        if vendor.is_dir():
+            shutil.copytree(vendor, dst / "vendor")
+        return {str(p.relative_to(self.tmp)).replace(os.sep, "/")
+                for p in dst.rglob("*") if p.is_file()}
+
+    def reuse_links(self) -> bool:
+        """Hard-link (or copy) the previous links file unchanged; False when it cannot."""
+        return site_state.reuse_links(self.out, self.tmp)
+
+    def save_links(self, links: dict[str, list[str]]) -> None:
+        site_state.save_links(self.tmp, links)
+
+    def reuse_index(self, folder: str) -> bool:
+        """Link the previous build's search index (``folder``) in; False when there is none."""
+        index = self.tmp / folder
+        if not index.is_dir() and (self.out / folder).is_dir():
+            shutil.copytree(self.out / folder, index, copy_function=os.link)
+        return index.is_dir()
+
+    def drop(self, folder: str) -> None:
+        """Remove a folder of the new tree, if there is one."""
+        shutil.rmtree(self.tmp / folder, ignore_errors=True)
+
+    def save_manifest(self, state: State) -> None:
+        """Carry the output folder's placeholder files over, then write the manifest."""
+        for name in PLACEHOLDERS:
+            src = self.out / name
+            if src.is_file() and not (self.tmp / name).exists():
+                shutil.copy2(src, self.tmp / name)
+        site_state.save(self.tmp, state)
+
+    def swap(self) -> None:
+        """Rename the finished tree into place; the old site is removed only after.
+
+        Removing the old tree (tens of thousands of files) is left to a detached process that
+        the build does not wait for: the old tree is first renamed into a trash folder next to
+        the output, so the new site is complete and in place when this returns.
+        """
+        out = self.out
+        old = out.parent / f".{out.name}.trash-{os.getpid()}-{time.monotonic_ns()}"
+        if out.exists():
+            out.rename(old)
+        try:
+            self.tmp.rename(out)
+        except OSError:
+            if old.exists():
+                old.rename(out)
+            raise
+        if old.exists():
+            self.trash.remove_later(old)
+
+    def abandon(self) -> None:
+        """After a failure: stop the prelink child, remove the new tree."""
+        if self._linker is not None and self._linker.poll() is None:
+            self._linker.kill()
+            self._linker.wait()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def write_error(self, e: OSError) -> PrkbError:
+        """The error to raise for a failed write (disk full, read-only folder...)."""
+        what = e.strerror or str(e)
+        return PrkbError(
+            f"cannot write the site to {self.out}: {what}; the previous site is unchanged"
+        )
+
+    def _finish_prelink(self) -> set[str] | None:
+        """The pages the child could not link; None when it failed (nothing it did is
+        trusted)."""
+        assert self._linker is not None
+        stdout, _ = self._linker.communicate()
+        if self._linker.returncode != 0:
+            return None
+        return set(stdout.decode("utf-8", "surrogateescape").splitlines())
+
+
+def _reuse(src: Path, dst: Path) -> bool:
+    """Hard-link ``src`` to ``dst``, or copy it where links fail; False when it is gone."""
+    try:
+        os.link(src, dst)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return _copy(src, dst)
+    return True
+
+
+def _copy(src: Path, dst: Path) -> bool:
+    try:
+        shutil.copy2(src, dst)
+    except OSError:
+        return False
+    return True
