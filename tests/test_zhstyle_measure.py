@@ -54,6 +54,8 @@ def test_latin_words_outside_code_quotes_urls_and_names() -> None:
     assert n("标题：Fix the MTP path\n") == only(latin=3)   # an unmarked title counts
     assert n("标题：“Fix the MTP path”\n") == only()
     assert n("见 https://example.org/path_with_words 。\n") == only()
+    assert n("级别为 UNIFORM\\_BATCH。\n") == only()   # a Markdown escape keeps one word
+    assert n("级别为 FOO\\_BAR。\n") == only(latin=1)
 
 
 def test_half_width_punctuation_next_to_chinese() -> None:

@@ -77,6 +77,7 @@ _FRAG_REF = re.compile(rf"([{_CJK}]{{1,2}})[ \t]*#\d+(?=(?:\\?\]|[*_])*{_END})",
 _FRAG_PR = re.compile(
     rf"^\s*(?:[-*•]\s*)?\\?#\d+[^。；\n]*?([{_CJK}])[ \t]*(?:本|此)[ \t]*PR(?={_END})", re.M
 )
+_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|<>])")
 _SKIP = set(" \t*_`\\")
 
 
@@ -197,8 +198,10 @@ def _report_people(lines: list[str]) -> set[str]:
 
 
 def measure(text: str, names: Iterable[str] = ()) -> dict[str, list[Span]]:
-    """The offending spans of one zh report, by category (see the module's docstring)."""
-    lines = text.split("\n")
+    """The offending spans of one zh report, by category (see the module's docstring).
+    Markdown's backslash escapes (``\\_``, ``\\[``) are undone first, so an escaped
+    identifier is one word; columns are those of the unescaped line."""
+    lines = _ESCAPE.sub(r"\1", text).split("\n")
     masks = _masks(lines)
     allowed = set(names) | _report_people(lines)
     found: dict[str, list[Span]] = {c: [] for c in CATEGORIES}
