@@ -1,0 +1,166 @@
+"""Explained code (prkb.analyze.excerpt) on small synthetic sources and patches of our own."""
+
+from __future__ import annotations
+
+from prkb.analyze import excerpt as x
+from prkb.profile import load_profile
+
+P = load_profile()
+ATTR = "_cudagraph_support"
+
+BEFORE = '''\
+import os
+
+
+class Helper:
+    pass
+
+
+class DemoBuilder(BaseBuilder):
+    _cudagraph_support = Support.UNIFORM_SINGLE_TOKEN_DECODE
+
+    def __init__(self, cfg, device):
+        self.cfg = cfg
+        self.device = device
+        self.width = 4
+        self.height = 8
+        self.depth = 16
+
+    def build(self, batch):
+        a = 1
+        b = 2
+        c = 3
+        d = 4
+        return a + b + c + d
+'''
+
+AFTER = '''\
+import os
+
+
+class Helper:
+    pass
+
+
+class DemoBuilder(BaseBuilder):
+    _cudagraph_support = Support.UNIFORM_BATCH
+
+    def __init__(self, cfg, device):
+        self.cfg = cfg
+        self.device = device
+        self.width = 4
+        self.height = 8
+        self.depth = 16
+        self._init_reorder_batch_threshold(1, supports_spec_as_decode=True)
+
+    def build(self, batch):
+        a = 1
+        b = 2
+        c = 3
+        d = 4
+        return a + b + c + d
+'''
+
+PATCH = "\n".join([
+    "@@ -7,6 +7,6 @@ class Helper:",
+    " ",
+    " class DemoBuilder(BaseBuilder):",
+    "-    _cudagraph_support = Support.UNIFORM_SINGLE_TOKEN_DECODE",
+    "+    _cudagraph_support = Support.UNIFORM_BATCH",
+    " ",
+    "     def __init__(self, cfg, device):",
+    "         self.cfg = cfg",
+    "@@ -15,5 +15,6 @@ class DemoBuilder(BaseBuilder):",
+    "         self.height = 8",
+    "         self.depth = 16",
+    "+        self._init_reorder_batch_threshold(1, supports_spec_as_decode=True)",
+    " ",
+    "     def build(self, batch):",
+    "         a = 1",
+]) + "\n"
+
+
+def _numbers(ex: x.Excerpt) -> list[int | None]:
+    return [ln.number for b in ex.blocks for ln in b.lines]
+
+
+def test_changed_lines_of_a_patch() -> None:
+    assert x.changed_lines(PATCH) == {9, 17}
+
+
+def test_from_source_keeps_declaration_and_mechanism_marks_changes() -> None:
+    ex = x.excerpt_from_source(AFTER, "pkg/demo.py", "DemoBuilder", ATTR, P,
+                               changed=x.changed_lines(PATCH))
+    assert ex is not None and ex.source == "blob" and not ex.truncated
+    # class line + declaration (8..11), def __init__ (9..13), the call (15..19): lines of
+    # build() beyond the window and the Helper class are left out
+    assert _numbers(ex) == [8, 9, 10, 11, 12, 13, 15, 16, 17, 18, 19]
+    assert len(ex.blocks) == 2
+    marked = [ln.number for b in ex.blocks for ln in b.lines if ln.changed]
+    assert marked == [9, 17]
+    assert ex.blocks[0].lines[0].text == "class DemoBuilder(BaseBuilder):"
+    assert x.Note("level", {"level": "UNIFORM_BATCH"}) in ex.notes
+    call = next(n for n in ex.notes if n.code == "threshold-call")
+    assert call.args == {"call": "_init_reorder_batch_threshold", "threshold": "1",
+                         "flag": "True", "grows": "yes"}
+
+
+def test_from_source_says_when_the_class_sets_no_threshold() -> None:
+    ex = x.excerpt_from_source(BEFORE, "pkg/demo.py", "DemoBuilder", ATTR, P)
+    assert ex is not None
+    assert [n.code for n in ex.notes] == ["level", "threshold-none"]
+    assert not any(ln.changed for b in ex.blocks for ln in b.lines)
+
+
+def test_query_len_and_inherited_level() -> None:
+    src = ("class Child(MLABase):\n"
+           "    query_len_support = QueryLen.SINGLE_ONLY\n"
+           "    other = 1\n")
+    ex = x.excerpt_from_source(src, "f.py", "Child", ATTR, P)
+    assert ex is not None
+    assert ex.notes[0] == x.Note("level-not-declared")
+    assert ex.notes[1].code == "threshold-query-len"
+    assert ex.notes[1].args["grows"] == "no" and ex.notes[1].args["value"] == "SINGLE_ONLY"
+
+
+def test_window_never_exceeds_the_bound() -> None:
+    body = "".join(f"        self.v{i} = {i}\n" for i in range(200))
+    src = ("class Big(Base):\n    _cudagraph_support = S.ALWAYS\n\n"
+           "    def __init__(self):\n" + body +
+           "        self.reorder_batch_threshold = 1 + self.num_speculative_tokens\n")
+    every = set(range(1, 210))
+    ex = x.excerpt_from_source(src, "f.py", "Big", ATTR, P, changed=every)
+    assert ex is not None and ex.truncated
+    assert ex.line_count == x.MAX_LINES
+    assert x.Note("threshold-assign", {"attr": "reorder_batch_threshold",
+                                       "value": "1 + self.num_speculative_tokens", "op": "=",
+                                       "where": "method", "grows": "yes"}) in ex.notes
+
+
+def test_unknown_class_or_bad_source_gives_none() -> None:
+    assert x.excerpt_from_source(AFTER, "f.py", "Missing", ATTR, P) is None
+    assert x.excerpt_from_source("class (:\n", "f.py", "DemoBuilder", ATTR, P) is None
+
+
+def test_from_patch_uses_only_the_shown_new_side() -> None:
+    ex = x.excerpt_from_patch(PATCH, "pkg/demo.py", "DemoBuilder", ATTR, P)
+    assert ex is not None and ex.source == "patch"
+    nums = _numbers(ex)
+    assert 9 in nums and 17 in nums
+    assert all(ln.text != "    _cudagraph_support = Support.UNIFORM_SINGLE_TOKEN_DECODE"
+               for b in ex.blocks for ln in b.lines)  # removed lines are not the class now
+    assert [ln.number for b in ex.blocks for ln in b.lines if ln.changed] == [9, 17]
+    assert len(ex.blocks) == 2  # two hunks: never joined over lines the patch does not show
+    assert x.Note("level", {"level": "UNIFORM_BATCH"}) in ex.notes
+    call = next(n for n in ex.notes if n.code == "threshold-call")
+    assert call.args["grows"] == "yes"
+
+
+def test_from_patch_without_mechanism_says_not_shown() -> None:
+    patch = ("@@ -1,3 +1,3 @@\n class Other(Base):\n"
+             "-    _cudagraph_support = S.ALWAYS\n+    _cudagraph_support = S.NEVER\n")
+    ex = x.excerpt_from_patch(patch, "f.py", "Other", ATTR, P)
+    assert ex is not None
+    assert [n.code for n in ex.notes] == ["level", "threshold-not-shown"]
+    assert ex.notes[0].args == {"level": "NEVER"}
+    assert x.excerpt_from_patch(patch, "f.py", "DemoBuilder", ATTR, P) is None

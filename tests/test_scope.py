@@ -1,0 +1,95 @@
+"""Scope and impact facts (prkb.analyze.scope) from synthetic records and changes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prkb.analyze import scope as s
+from prkb.models import Finding, SymbolChange
+from prkb.profile import load_profile
+
+P = load_profile()
+RULE = P.audit["rule"]
+BACKENDS = "vllm/v1/attention/backends/"
+
+
+def rec(title: str = "", body: str = "", labels: tuple[str, ...] = (),
+        files: tuple[str, ...] = ()) -> dict[str, Any]:
+    return {"title": title, "body": body, "labels": [{"name": x} for x in labels],
+            "files": [{"filename": f} for f in files]}
+
+
+def ch(direction: str, before: str | None, after: str | None, cls: str = "DemoBuilder",
+       file: str = BACKENDS + "rocm_demo.py") -> SymbolChange:
+    return SymbolChange(file, cls, "_cudagraph_support", before, after, direction)
+
+
+def test_features_are_words_with_where_they_were_found() -> None:
+    r = rec(title="[MTP] faster drafts", body="Runs with deepseek and EAGLE3 drafts.",
+            labels=("speculative-decoding",))
+    got = {f.name: f.where for f in s.features_of(r, P)}
+    assert got == {"MTP": ("title",), "EAGLE": ("body",), "speculative decoding": ("labels",),
+                   "DeepSeek": ("body",)}
+    assert s.features_of(rec(body="mail goes through SMTP"), P) == ()
+
+
+def test_platforms_by_where_they_were_recognised() -> None:
+    r = rec(title="[ROCm] fix", files=(BACKENDS + "mla/triton_demo.py",))
+    assert s.platforms_of(r, P) == (s.PlatformFact("portable", "portable"),
+                                    s.PlatformFact("rocm", "title"))
+    r = rec(files=(BACKENDS + "mla/rocm_demo.py", "tests/test_demo.py"))
+    assert s.platforms_of(r, P) == (s.PlatformFact("rocm", "code"),)
+
+
+def test_raise_into_uniform_batch_gains_and_pays_for_spec_decode_users() -> None:
+    c = ch("raised", "UNIFORM_SINGLE_TOKEN_DECODE", "UNIFORM_BATCH")
+    gains, pays = s.effects_of(c, P, [], {"DemoBuilder": True})
+    assert (gains.side, gains.reason, gains.party) == (s.GAINS, "more-batches-captured",
+                                                       s.SPEC_USERS)
+    assert (pays.side, pays.reason, pays.audit) == (s.PAYS, "correctness-risk", "ready")
+    finding = Finding(RULE, c.file, "DemoBuilder", "m", "m")
+    assert s.effects_of(c, P, [finding], {})[1].audit == "finding"
+    assert s.effects_of(c, P, [], {})[1].audit == "not-checked"
+    assert s.effects_of(c, P, [], {"DemoBuilder": False})[1].audit == "not-ready"
+
+
+def test_raise_below_the_flag_levels_is_for_backend_users_without_audit() -> None:
+    c = ch("raised", "NEVER", "UNIFORM_SINGLE_TOKEN_DECODE")
+    gains, pays = s.effects_of(c, P, [], {})
+    assert gains.party == s.BACKEND_USERS and pays.audit is None
+
+
+def test_lowering_is_the_reverse() -> None:
+    c = ch("lowered", "UNIFORM_BATCH", "UNIFORM_SINGLE_TOKEN_DECODE")
+    assert [(e.side, e.reason, e.party) for e in s.effects_of(c, P, [], {})] == [
+        (s.GAINS, "correctness-fix", s.SPEC_USERS),
+        (s.PAYS, "fewer-batches-captured", s.SPEC_USERS),
+    ]
+
+
+def test_added_removed_dynamic_renamed() -> None:
+    added = s.effects_of(ch("added", None, "UNIFORM_BATCH"), P, [], {})
+    assert [(e.side, e.basis) for e in added] == [(s.GAINS, "versus-default"),
+                                                  (s.PAYS, "versus-default")]
+    same = s.effects_of(ch("added", None, "NEVER"), P, [], {})
+    assert [(e.side, e.reason) for e in same] == [(s.NEITHER, "same-as-default")]
+    removed = s.effects_of(ch("removed", "ALWAYS", None), P, [], {})
+    assert [(e.side, e.reason) for e in removed] == [(s.UNKNOWN, "falls-back-to-inherited")]
+    dyn = s.effects_of(ch("dynamic-added", None, "UNIFORM_BATCH if c; else NEVER"), P, [], {})
+    assert [(e.side, e.reason) for e in dyn] == [(s.DEPENDS, "decided-at-run-time")]
+    ren = s.effects_of(ch("renamed", "ALWAYS", "ALWAYS"), P, [], {})
+    assert [(e.side, e.reason) for e in ren] == [(s.NEITHER, "no-value-change")]
+
+
+def test_scope_of_a_pr() -> None:
+    core = "vllm/v1/worker/gpu_model_runner.py"
+    r = rec(title="[ROCm][MTP] raise", files=(BACKENDS + "mla/rocm_demo.py", core))
+    c = ch("raised", "UNIFORM_SINGLE_TOKEN_DECODE", "UNIFORM_BATCH",
+           file=BACKENDS + "mla/rocm_demo.py")
+    sc = s.scope_of(r, [c], [], P)
+    assert sc.core_paths == (core,)
+    assert sc.builders == (s.BuilderFact("DemoBuilder", c.file, c.attr, c.before, c.after,
+                                         "raised", ("rocm",)),)
+    assert [f.name for f in sc.features] == ["MTP"]
+    assert [e.reason for e in sc.effects] == ["more-batches-captured", "correctness-risk"]
+    assert s.scope_of(rec(), [], [], P).effects == ()
