@@ -152,7 +152,9 @@ class GraphQLClient:
         gh = Github(
             auth=Auth.Token(str(token)), base_url=api_url.rstrip("/"),
             retry=GithubRetry(total=8, backoff_factor=0.5, backoff_max=30),
-            seconds_between_requests=pace or None,
+            # a query is a POST, which PyGithub paces as a write (1 s apart by default); GitHub's
+            # one-second advice is for mutations, so queries get the pace of reads
+            seconds_between_requests=pace or None, seconds_between_writes=pace or None,
         )
         return cls(gh.requester, token=token, api_url=api_url, **kwargs)
 
