@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from ghgraphql import require_schema, threads_of
+from ghscale import scaled_repo
 from ghserver import FakeGitHub, FakeRepo, _ts, file_entry, level_patch, make_pr, plain_patch
 
 from prkb.collect.github import build_record
@@ -351,3 +353,28 @@ def test_unmerged_listing_stops_at_the_watermark() -> None:
         srv.touch(8000, "2099-01-01T00:00:00Z")
         fresh = list(list_unmerged(gql, REPO, since="2030-01-01T00:00:00Z"))
         assert [p.number for p in fresh] == [8000] and posts(srv) == 1
+
+
+def test_a_repository_of_vllm_size_is_generated_lazily() -> None:
+    t0 = time.perf_counter()
+    repo = scaled_repo()
+    assert len(repo.prs) == 30_000 and time.perf_counter() - t0 < 5
+    assert len(repo.touching) == 50 and len(repo.touching_unmerged) == 5
+    with FakeGitHub(repo, token=TOKEN) as srv:
+        gql = client(srv)
+        asked = sorted(repo.touching)
+        got = list(fetch_pull_requests(gql, REPO, asked, sizer=BatchSizer(NODES_PER_PR,
+                                                                         start=50)))
+        assert posts(srv) == 1 and all(f.node for f in got)
+        rec = rest_record(got[0].node or {}, REPO)
+        assert rec["state"] == "merged" and rec["reviews"] and rec["review_comments"]
+        path = repo.changes[asked[0]][0]
+        assert rec["files"][0]["filename"] == path
+        # the newest unmerged PRs, down to a watermark: only the listed pages are built
+        newest = sorted((repo.prs.meta(n)[1], n) for n in repo.prs
+                        if repo.prs.meta(n)[0] != "MERGED")[-150:]
+        srv.reset_counters()
+        listed = list(list_unmerged(gql, REPO, since=newest[0][0]))
+        assert [p.number for p in listed] == [n for _u, n in reversed(newest)]
+        assert posts(srv) == 2 and repo.prs.built < 400
+        assert sum(1 for n in repo.prs if repo.prs.meta(n)[0] != "MERGED") == 10_000
