@@ -53,6 +53,8 @@ class FakeRepo:
     prs: dict[int, dict[str, Any]] = field(default_factory=dict)
     # (sha, path) -> file text; a missing key answers 404, a None value "too large"
     contents: dict[tuple[str, str], str | None] = field(default_factory=dict)
+    # numbers that are issues, not pull requests (GraphQL's issueOrPullRequest tells them apart)
+    issues: set[int] = field(default_factory=set)
 
     @property
     def full_name(self) -> str:
@@ -76,6 +78,21 @@ class FakeGitHub:
         self.lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        # GraphQL (tests/ghgraphql.py): a separate point budget, as on GitHub
+        self.gql_limit = 5000
+        self.gql_remaining = 5000
+        self.gql_reset_at = time.time() + 3600
+        self.gql_cost_factor = 1  # tests raise it to make queries look expensive
+        self._graphql: Any = None
+
+    @property
+    def graphql(self) -> Any:
+        """The GraphQL endpoint (``ghgraphql.Endpoint``), created on first use."""
+        if self._graphql is None:
+            from ghgraphql import Endpoint
+
+            self._graphql = Endpoint(self)
+        return self._graphql
 
     # --- lifecycle --------------------------------------------------------------------------
 
@@ -260,6 +277,37 @@ def _make_handler(server: FakeGitHub) -> type[BaseHTTPRequestHandler]:
             self._send(status, payload, parsed.path, authorized, conditional, etag=etag,
                        link=link, body=body)
 
+        def do_POST(self) -> None:
+            """GraphQL: ``/graphql`` (github.com) or ``/api/graphql`` (Enterprise)."""
+            parsed = urllib.parse.urlsplit(self.path)
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            auth = self.headers.get("Authorization") or ""
+            authorized = bool(server.token) and auth in (
+                f"token {server.token}", f"Bearer {server.token}"
+            )
+            with server.lock:
+                server.requests += 1
+                fault = next((f for f in server.faults if f.match in parsed.path), None)
+                if fault is not None:
+                    server.faults.remove(fault)
+            if fault is not None:
+                self._fault(fault, parsed.path, authorized)
+                return
+            if parsed.path not in ("/graphql", "/api/graphql"):
+                self._send(404, {"message": "Not Found"}, parsed.path, authorized, False)
+                return
+            if auth and not authorized:
+                self._send(401, {"message": "Bad credentials"}, parsed.path, authorized, False)
+                return
+            try:
+                payload = json.loads(raw or b"null")
+            except ValueError:
+                payload = None
+            status, answer, headers = server.graphql.answer(payload, authorized)
+            self._send(status, answer, parsed.path, authorized, False, extra=headers,
+                       method="POST")
+
         def _page_url(
             self, parsed: urllib.parse.SplitResult, query: dict[str, str], page: int
         ) -> str:
@@ -308,24 +356,27 @@ def _make_handler(server: FakeGitHub) -> type[BaseHTTPRequestHandler]:
             body: bytes | None = None,
             rate: dict[str, str] | None = None,
             extra: dict[str, str] | None = None,
+            method: str = "GET",
         ) -> None:
             if body is None:
                 body = b"" if payload is None else json.dumps(payload).encode("utf-8")
+            graphql_rate = method == "POST" and "X-RateLimit-Resource" in (extra or {})
             with server.lock:
-                if status != 304 and status < 500:
+                if status != 304 and status < 500 and not graphql_rate:
                     server.remaining = max(0, server.remaining - 1)
                 limit = server.limit if server.token and authorized else min(server.limit, 60)
                 remaining = rate["remaining"] if rate else str(min(server.remaining, limit))
                 reset = rate["reset"] if rate else str(server.reset_at)
-                server.log.append(LoggedRequest("GET", path, status, authorized, conditional))
+                server.log.append(LoggedRequest(method, path, status, authorized, conditional))
             self.send_response(status)
             self.send_header("Content-Type", "application/json; charset=utf-8")
             self.send_header("Content-Length", str(len(body)))
-            self.send_header("X-RateLimit-Limit", str(limit))
-            self.send_header("X-RateLimit-Remaining", remaining)
-            self.send_header("X-RateLimit-Reset", reset)
-            self.send_header("X-RateLimit-Used", str(limit - int(remaining)))
-            self.send_header("X-RateLimit-Resource", "core")
+            if not graphql_rate:  # GraphQL answers carry their own budget's headers in extra
+                self.send_header("X-RateLimit-Limit", str(limit))
+                self.send_header("X-RateLimit-Remaining", remaining)
+                self.send_header("X-RateLimit-Reset", reset)
+                self.send_header("X-RateLimit-Used", str(limit - int(remaining)))
+                self.send_header("X-RateLimit-Resource", "core")
             if etag:
                 self.send_header("ETag", etag)
             if link:

@@ -1,0 +1,171 @@
+"""A fake repository of vLLM's size (30,000 PRs) whose PRs are generated when first read.
+
+``scaled_repo()`` gives a :class:`ScaledRepo` for :class:`ghserver.FakeGitHub`: PR numbers
+10000..10000+total-1, about a third unmerged (half of those open, half closed), ``touching``
+merged PRs and ``touching_unmerged`` unmerged ones that change a ``_cudagraph_support``
+declaration (``ScaledRepo.changes[number] = (path, class, before, after)``, so a bench can
+write the same changes into a git repository as squash commits ``... (#N)``), and some
+PRs that only touch a declaring file's context (candidates whose patch says no).
+
+PRs are built on first access and kept (so ``FakeGitHub.touch`` works); listing by state and
+``updatedAt`` (the GraphQL endpoint's ``pullRequests``) reads ``LazyPRs.meta`` and builds only
+the PRs of the page it answers. The REST list endpoint still builds every PR on its first
+call (a few seconds and ~100 MB for 30,000).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator, MutableMapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ghgraphql import pr_state
+from ghserver import (
+    BACKENDS,
+    LEVELS,
+    OTHER_FILES,
+    FakeRepo,
+    _id,
+    _ts,
+    context_only_patch,
+    file_entry,
+    level_patch,
+    make_pr,
+    plain_patch,
+)
+
+FIRST = 10_000
+DAYS = 700  # the span of creation dates
+
+
+class LazyPRs(MutableMapping[int, dict[str, Any]]):
+    """``number -> PR`` over ``numbers``, each built by ``make`` on first access."""
+
+    def __init__(self, numbers: range, make: Callable[[int], dict[str, Any]],
+                 meta: Callable[[int], tuple[str, str]]) -> None:
+        self._numbers = numbers
+        self._make = make
+        self._meta = meta
+        self._built: dict[int, dict[str, Any]] = {}
+        self._gone: set[int] = set()
+
+    @property
+    def built(self) -> int:
+        return len(self._built)
+
+    def meta(self, number: int) -> tuple[str, str]:
+        """(GraphQL state, updated_at) without building the PR."""
+        pr = self._built.get(number)
+        if pr is not None:
+            return pr_state(pr), str(pr.get("updated_at") or "")
+        return self._meta(number)
+
+    def __getitem__(self, number: int) -> dict[str, Any]:
+        pr = self._built.get(number)
+        if pr is not None:
+            return pr
+        if number in self._gone or number not in self._numbers:
+            raise KeyError(number)
+        pr = self._built[number] = self._make(number)
+        return pr
+
+    def __setitem__(self, number: int, pr: dict[str, Any]) -> None:
+        self._built[number] = pr
+        self._gone.discard(number)
+
+    def __delitem__(self, number: int) -> None:
+        self[number]  # KeyError when absent
+        self._built.pop(number, None)
+        self._gone.add(number)
+
+    def __iter__(self) -> Iterator[int]:
+        for n in self._numbers:
+            if n not in self._gone:
+                yield n
+        yield from (n for n in self._built if n not in self._numbers)
+
+    def __len__(self) -> int:
+        extra = sum(1 for n in self._built if n not in self._numbers)
+        return len(self._numbers) - len(self._gone & set(self._numbers)) + extra
+
+
+@dataclass
+class ScaledRepo(FakeRepo):
+    touching: set[int] = field(default_factory=set)            # merged, change a declaration
+    touching_unmerged: set[int] = field(default_factory=set)   # open or closed unmerged
+    lookalikes: set[int] = field(default_factory=set)          # a declaring path, no change
+    changes: dict[int, tuple[str, str, str, str]] = field(default_factory=dict)
+
+
+def _kind(i: int) -> str:
+    if i % 3:
+        return "merged"
+    return "open" if i % 6 == 0 else "closed"
+
+
+def scaled_repo(total: int = 30_000, touching: int = 50, touching_unmerged: int = 5,
+                seed: int = 15) -> ScaledRepo:
+    rnd = random.Random(seed)
+    merged = [i for i in range(total) if _kind(i) == "merged"]
+    unmerged = [i for i in range(total) if _kind(i) != "merged"]
+    hit = rnd.sample(merged, touching)
+    hit_unmerged = rnd.sample(unmerged, touching_unmerged)
+    changed = set(hit) | set(hit_unmerged)
+    look = {i for i in rnd.sample(range(total), max(1, total // 100)) if i not in changed}
+    repo = ScaledRepo()
+    for i in changed:
+        path, cls, _tag = BACKENDS[i % len(BACKENDS)]
+        a, b = random.Random(seed * 1_000_003 + i).sample(LEVELS, 2)
+        repo.changes[FIRST + i] = (path, cls, a, b)
+    repo.touching = {FIRST + i for i in hit}
+    repo.touching_unmerged = {FIRST + i for i in hit_unmerged}
+    repo.lookalikes = {FIRST + i for i in look}
+
+    def day(i: int) -> int:
+        return i * DAYS // total
+
+    def meta(number: int) -> tuple[str, str]:
+        i = number - FIRST
+        kind = _kind(i)
+        state = {"merged": "MERGED", "open": "OPEN", "closed": "CLOSED"}[kind]
+        return state, _ts(day(i), 30 + number % 600)  # make_pr's updated_at
+
+    def make(number: int) -> dict[str, Any]:
+        i = number - FIRST
+        kind = _kind(i)
+        change = repo.changes.get(number)
+        reviews: list[dict[str, Any]] = []
+        rc: list[dict[str, Any]] = []
+        comments: list[dict[str, Any]] = []
+        if change is not None:
+            path, cls, a, b = change
+            files = [file_entry(path, level_patch(cls, a, b)),
+                     file_entry(OTHER_FILES[i % len(OTHER_FILES)], plain_patch(path, i))]
+            title = f"[Bugfix] Set {cls} full CUDA graph support to {b}"
+            body = f"Motivation: MTP needs {b} here. Follow-up to #{number - 7}."
+            reviews = [{"id": _id(number, 1), "user": {"login": "maintainer"},
+                        "state": "APPROVED", "body": "Checked with spec decode.",
+                        "submitted_at": _ts(day(i), 20)}]
+            rc = [{"id": _id(number, 2), "user": {"login": "maintainer"}, "path": path,
+                   "diff_hunk": level_patch(cls, a, b).split("\n")[0],
+                   "body": "Does this hold for uniform batches?", "created_at": _ts(day(i), 10)}]
+            comments = [{"id": _id(number, 3), "user": {"login": "ci-bot"},
+                         "body": "All checks passed.", "created_at": _ts(day(i), 15)}]
+        elif number in repo.lookalikes:
+            path, cls, _tag = BACKENDS[i % len(BACKENDS)]
+            files = [file_entry(path, context_only_patch(cls))]
+            title, body = f"[Misc] Comment in {cls}", "Comment only."
+        else:
+            files = [file_entry(OTHER_FILES[(i + k) % len(OTHER_FILES)], plain_patch("x", i + k))
+                     for k in range(1 + i % 2)]
+            title, body = f"[Misc] Change {i}", f"Change {i}."
+        pr = make_pr(number, title, files, day=day(i), body=body, merged=kind == "merged",
+                     reviews=reviews, review_comments=rc, comments=comments)
+        if kind == "closed":
+            pr["state"] = "closed"
+            pr["closed_at"] = pr["updated_at"]
+        return pr
+
+    repo.prs = LazyPRs(range(FIRST, FIRST + total), make, meta)  # type: ignore[assignment]
+    return repo
