@@ -15,7 +15,7 @@ from typing import Any
 from .analyze.diff import changes_from_patch
 from .analyze.risk import analyse
 from .analyze.symbols import SourceError, diff_declarations, parse_classes
-from .collect.record import normalize_record, record_ref
+from .records import normalize_record, record_ref
 from .errors import NotFound
 from .glossary import risk_tag
 from .models import Analysis, Finding, SymbolChange

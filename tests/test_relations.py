@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from prkb.collect.record import normalize_record
+from prkb.records import normalize_record
 from prkb.errors import InputError
 from prkb.graph.relations import (
     clean_text,

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from prkb.collect.record import normalize_record
+from prkb.records import normalize_record
 from prkb.profile import load_profile
 from prkb.publish import digest as dg
 from prkb.render.markdown import to_html

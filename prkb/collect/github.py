@@ -391,7 +391,7 @@ def build_record(
     repo: str,
     profile: Profile,
 ) -> dict[str, Any]:
-    """The snapshot-shaped record (see :mod:`prkb.collect.record`) of one kept PR."""
+    """The snapshot-shaped record (see :mod:`prkb.records`) of one kept PR."""
     merged_at = pr.get("merged_at")
     rec: dict[str, Any] = {
         "number": pr["number"],
