@@ -25,12 +25,12 @@ from hypothesis import strategies as st
 
 from prkb.analyze.diff import changes_from_patch, iter_patch_lines, trim_patch
 from prkb.analyze.symbols import SourceError, diff_declarations, parse_classes
-from prkb.records import normalize_record, record_ref
 from prkb.collect.snapshot import import_jsonl
 from prkb.errors import InputError
-from prkb.kb import ingest, pr_facts
+from prkb.ingest import ingest
 from prkb.models import SymbolChange
 from prkb.profile import load_profile
+from prkb.records import normalize_record, record_ref
 from prkb.store import Store
 
 PROFILE = load_profile()
@@ -171,7 +171,7 @@ def test_any_record_is_stored_or_refused_with_one_line(figures, muts, ext, numbe
         return
     res = ingest(_STORE, rec, PROFILE)  # anything normalize accepts must store and read back
     assert res.ref == record_ref(clean)
-    facts = pr_facts(_STORE, res.ref, (clean.get("prkb") or {}).get("repo") or PROFILE.repo)
+    facts = _STORE.pr_facts(res.ref, (clean.get("prkb") or {}).get("repo") or PROFILE.repo)
     assert facts["title"] == clean["title"]
     json.dumps(facts, ensure_ascii=False).encode("utf-8")  # storable text only
 

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from prkb.collect.snapshot import import_jsonl
-from prkb.kb import ingest, pr_facts
+from prkb.ingest import ingest
 from prkb.paths import data_dir
 from prkb.profile import load_profile
 from prkb.store import MIGRATIONS, Store
@@ -100,14 +100,14 @@ def test_newer_updated_at_wins_and_older_is_ignored(tmp_path):
     assert ingest(store, newer, profile).outcome == "updated"
     older = record(5, title="[ROCm] older", updated_at="2026-02-01T00:00:00Z")
     assert ingest(store, older, profile).outcome == "older"
-    assert pr_facts(store, 5)["title"] == "[ROCm] newer"
+    assert store.pr_facts(5)["title"] == "[ROCm] newer"
     assert store.conn.execute("SELECT count(*) FROM prs").fetchone()[0] == 1
 
 
 def test_patch_analysis_gives_per_class_facts_and_tags(tmp_path):
     store = Store(tmp_path / "kb.sqlite")
     ingest(store, record(7), load_profile())
-    facts = pr_facts(store, 7)
+    facts = store.pr_facts(7)
     assert facts["symbol_changes"] == [
         {
             "file": "vllm/v1/attention/backends/rocm_attn.py",

@@ -35,7 +35,7 @@ from ..analyze.symbols import (
 )
 from ..errors import PrkbError
 from ..gitobj import GitError, GitRepo, TreeEntry
-from ..kb import ingest
+from ..ingest import MinedCommit, ingest
 from ..models import SymbolChange
 from ..profile import Profile
 from ..progress import bar
@@ -1317,13 +1317,9 @@ def _mine_commit(run: _Run, sha: str, matched: set[str]) -> None:
     }
     pr_ref = str(number) if number is not None and not ref_taken else f"sha:{sha}"
 
-    def mark(conn: Any) -> None:
-        conn.execute(
-            "INSERT OR REPLACE INTO mined_commits(repo, sha, pr_ref) VALUES (?,?,?)",
-            (repo_name, sha, pr_ref),
-        )
-
-    res = ingest(store, record, profile, on_write=mark)
+    res = ingest(
+        store, record, profile, cursor_updates=[MinedCommit(repo_name, sha, pr_ref)]
+    )
     stats.mined += 1
     setattr(stats, res.outcome, getattr(stats, res.outcome, 0) + 1)
     if changes:

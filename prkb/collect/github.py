@@ -12,7 +12,7 @@ patch cannot explain (:func:`prkb.analyze.diff.read_patch`: a continuation line 
 declaration starts above the hunk, an override's body) is read at base and head too, and
 analysed as whole files when both sides can be read (else from the patch, as before).
 A kept PR's reviews, review comments and conversation comments are read and the record goes
-through :func:`prkb.kb.ingest` like an imported one.
+through :func:`prkb.ingest.ingest` like an imported one.
 
 State lives in the store, written only after what it describes, so a run killed at any point
 and started again ends with the records of one clean run:
@@ -38,7 +38,7 @@ from typing import Any
 
 from ..analyze.diff import iter_patch_lines, read_patch
 from ..errors import InputError, PrkbError
-from ..kb import ingest
+from ..ingest import ingest
 from ..models import Finding
 from ..profile import Profile
 from ..secrets import install_log_filter, register_secret

@@ -10,7 +10,7 @@ from typing import Any, TextIO
 
 from ..analyze.diff import trim_patch
 from ..errors import InputError
-from ..kb import IngestResult, ingest, raw_record
+from ..ingest import IngestResult, ingest
 from ..profile import Profile
 from ..store import Store
 
@@ -101,11 +101,8 @@ def _ident(obj: Any) -> str:
 def export_records(
     store: Store, *, trim: bool = False, profile: Profile | None = None
 ) -> Iterator[dict[str, Any]]:
-    rows = store.conn.execute(
-        "SELECT * FROM prs ORDER BY repo, COALESCE(number, 0), ref"
-    ).fetchall()
-    for row in rows:
-        rec = raw_record(store, row)
+    for row in store.prs_for_export():
+        rec = store.raw_record(row)
         if trim and profile is not None:
             for f in rec.get("files", []):
                 if f.get("patch"):

@@ -151,10 +151,8 @@ def short_changes(changes: list[dict[str, Any]]) -> str:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from ..kb import facts_from_row
-
     with open_store(args) as store:
-        rows = [facts_from_row(store, r) for r in store.all_prs()]
+        rows = [store.facts_from_row(r) for r in store.all_prs()]
     if args.json:
         listing = [
             {
@@ -192,10 +190,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from ..kb import pr_facts
-
     with open_store(args) as store:
-        facts = pr_facts(store, args.number)
+        facts = store.pr_facts(args.number)
     if args.json:
         print(json_term(json.dumps(facts, ensure_ascii=False, indent=1)))
         return 0

@@ -11,7 +11,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..kb import finding_json
 from ..matrix import matrix_history
 from ..profile import Profile
 from ..store import Store
@@ -132,7 +131,7 @@ def gather(store: Store, profile: Profile) -> SiteData:
         pr = by_id.get(r["pr_id"])
         if pr is None:
             continue
-        f = {**finding_json(r), "severity": r["severity"], "pr": pr["id"]}
+        f = {**store.finding_json(r), "severity": r["severity"], "pr": pr["id"]}
         pr["findings"].append(f)
         data.findings.append(f)
     for key, kind, number, title, repo in cur.execute(
