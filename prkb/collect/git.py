@@ -35,7 +35,7 @@ from ..analyze.symbols import (
 )
 from ..errors import PrkbError
 from ..gitobj import GitError, GitRepo, TreeEntry
-from ..ingest import MinedCommit, ingest
+from ..ingest import Collected, IngestResult, MinedCommit, StateUpdate, ingest_all
 from ..models import SymbolChange
 from ..profile import Profile
 from ..progress import bar
@@ -967,12 +967,44 @@ def collect_git(
     t0 = time.perf_counter()
     branch = branch or profile.branch
     repo_name = repo or profile.repo
+    stats = GitCollectStats(repo_name, branch, "", "")
+
+    def stored(_item: Collected, res: IngestResult) -> None:
+        setattr(stats, res.outcome, getattr(stats, res.outcome, 0) + 1)
+
+    records = git_records(
+        store, path, profile, stats, since=since, audit=audit, quiet=quiet, warn=warn,
+        lineage=lineage, fork=fork,
+    )
+    ingest_all(store, records, profile, progress=stored)
+    stats.seconds = time.perf_counter() - t0
+    return stats
+
+
+def git_records(
+    store: Store,
+    path: str,
+    profile: Profile,
+    stats: GitCollectStats,
+    *,
+    since: str | None = None,
+    audit: bool = True,
+    quiet: bool = False,
+    warn: Callable[[str], None] = print,
+    lineage: bool = True,
+    fork: str | None = None,
+) -> Iterator[Collected]:
+    """The records of :func:`collect_git`'s run, each with its ``mined_commits`` mark, then
+    the branch cursor (written once the relations are rebuilt). ``stats`` names the
+    repository and branch and is filled in as the run goes (outcomes are the caller's)."""
+    t0 = time.perf_counter()
+    branch, repo_name = stats.branch, stats.repo
     fork = fork or (str(profile.raw["profile"].get("fork") or "") or None)
     with GitRepo(path) as git:
         tip = git.resolve_branch(branch)
         scope = f"{repo_name}:{branch}"
         last = store.get_state("git", scope, "tip")
-        stats = GitCollectStats(repo_name, branch, tip, "")
+        stats.tip = tip
         said = warn
 
         def warn(msg: str) -> None:  # every warning printed is counted in the summary
@@ -989,17 +1021,14 @@ def collect_git(
             stats.up_to_date = True
             stats.range = f"{tip[:12]}"
             stats.seconds = time.perf_counter() - t0
-            return stats
+            return
         elif last and git.is_ancestor(last, tip):
             base = last
         else:
             base = None
         rng = [f"{base}..{tip}"] if base else [tip]
         stats.range = f"{base[:12]}..{tip[:12]}" if base else f"all to {tip[:12]}"
-        mined = {
-            r[0]
-            for r in store.conn.execute("SELECT sha FROM mined_commits WHERE repo=?", (repo_name,))
-        }
+        mined = store.mined_shas(repo_name)
         auditor = _Auditor(git, profile, warn) if audit else None
         boundary = git.shallow_boundary()
         known = store.get_state("git", scope, "decl_paths")
@@ -1025,7 +1054,7 @@ def collect_git(
                         stats.skipped_boundary += 1
                         continue
                     b.note(sha[:10])
-                    _mine_commit(run, sha, set(files))
+                    yield from _mine_commit(run, sha, set(files))
                     b.advance()
                 # commits the pickaxe cannot see: a declaration changed on a line that names
                 # no family spelling (a condition, a continuation line)
@@ -1036,22 +1065,22 @@ def collect_git(
                         continue
                     stats.scan_hits += 1
                     b.note(sha[:10])
-                    _mine_commit(run, sha, changed)
+                    yield from _mine_commit(run, sha, changed)
                     b.advance()
                 stats.scanned = background.commits
         finally:
             background.close()
             if run.blamer is not None:
                 run.blamer.close()
-    from ..graph import build_relations  # networkx: imported only when there is work
-
-    build_relations(store, profile)
     # the cursor moves only once the relations are built: a run killed in between redoes them
-    with store.transaction():
-        store.set_state("git", scope, "decl_paths", json.dumps(sorted(run.decl_paths)))
-        store.set_state("git", scope, "tip", tip)
-    stats.seconds = time.perf_counter() - t0
-    return stats
+    yield Collected(
+        None,
+        [
+            StateUpdate("git", scope, "decl_paths", json.dumps(sorted(run.decl_paths))),
+            StateUpdate("git", scope, "tip", tip),
+        ],
+        after_relations=True,
+    )
 
 
 class _Auditor:
@@ -1154,7 +1183,7 @@ class _Run:
     sources: Sources
 
 
-def _mine_commit(run: _Run, sha: str, matched: set[str]) -> None:
+def _mine_commit(run: _Run, sha: str, matched: set[str]) -> Iterator[Collected]:
     store, git, profile, repo_name = run.store, run.git, run.profile, run.repo_name
     stats, warn, auditor, blamer = run.stats, run.warn, run.auditor, run.blamer
     decl_paths = run.decl_paths
@@ -1276,12 +1305,12 @@ def _mine_commit(run: _Run, sha: str, matched: set[str]) -> None:
         body = f"This reverts commit {m.group(1)}."
     ref_taken = False
     if number is not None:
-        row = store.conn.execute(
-            "SELECT merge_commit_sha FROM prs WHERE repo=? AND ref=?", (repo_name, str(number))
-        ).fetchone()
-        ref_taken = row is not None and row[0] not in (None, sha)
+        stored_sha = store.merge_sha_of(repo_name, str(number))
+        ref_taken = stored_sha not in (None, sha)
         if ref_taken:
-            notes.append(f"PR #{number} already has commit {str(row[0])[:12]}; kept under its sha")
+            notes.append(
+                f"PR #{number} already has commit {str(stored_sha)[:12]}; kept under its sha"
+            )
     record: dict[str, Any] = {
         "number": None if ref_taken else number,
         "title": title,
@@ -1317,11 +1346,8 @@ def _mine_commit(run: _Run, sha: str, matched: set[str]) -> None:
     }
     pr_ref = str(number) if number is not None and not ref_taken else f"sha:{sha}"
 
-    res = ingest(
-        store, record, profile, cursor_updates=[MinedCommit(repo_name, sha, pr_ref)]
-    )
+    yield Collected(record, [MinedCommit(repo_name, sha, pr_ref)], tag=sha)
     stats.mined += 1
-    setattr(stats, res.outcome, getattr(stats, res.outcome, 0) + 1)
     if changes:
         stats.with_changes += 1
     stats.findings += len(findings)
