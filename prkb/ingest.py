@@ -60,8 +60,8 @@ CursorUpdate = StateUpdate | MinedCommit | CachedPage
 
 @dataclass
 class Collected:
-    """One item a collector yields: a record (or None: cursor updates alone) and the cursor
-    updates written in the same transaction as the record.
+    """One item a collector yields: a record and the cursor updates written in the same
+    transaction as the record (:meth:`only_cursor`: cursor updates alone).
 
     ``after_relations``: write the updates only after the relations are rebuilt at the end of
     the run (a cursor that says the whole run is done). ``contents`` (whole files before and
@@ -75,6 +75,14 @@ class Collected:
     contents: dict[str, tuple[str | None, str | None]] | None = None
     extra_findings: list[Finding] | None = None
     tag: Any = None
+    has_record: bool = True  # False: cursor updates alone (a record may itself be None)
+
+    @classmethod
+    def only_cursor(
+        cls, updates: Sequence[CursorUpdate], *, after_relations: bool = False
+    ) -> Collected:
+        """An item that writes cursor updates alone."""
+        return cls(None, updates, after_relations=after_relations, has_record=False)
 
 
 @dataclass
@@ -282,10 +290,10 @@ def ingest_all(
             counts.items += 1
             if item.after_relations:
                 final.extend(item.cursor_updates)
-                if item.record is None:
+                if not item.has_record:
                     continue
             updates = () if item.after_relations else item.cursor_updates
-            if item.record is None:
+            if not item.has_record:
                 if updates:
                     with store.transaction():
                         apply_cursor(store, updates)

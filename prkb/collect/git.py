@@ -1073,8 +1073,7 @@ def git_records(
             if run.blamer is not None:
                 run.blamer.close()
     # the cursor moves only once the relations are built: a run killed in between redoes them
-    yield Collected(
-        None,
+    yield Collected.only_cursor(
         [
             StateUpdate("git", scope, "decl_paths", json.dumps(sorted(run.decl_paths))),
             StateUpdate("git", scope, "tip", tip),

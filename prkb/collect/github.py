@@ -205,7 +205,7 @@ class GithubCollector:
             if first and not page.cached:
                 cached = cache_update(key, page)
                 if cached is not None:
-                    yield Collected(None, [cached])
+                    yield Collected.only_cursor([cached])
             first = False
             for pr in page.items:
                 updated = str(pr.get("updated_at") or "")
@@ -230,7 +230,7 @@ class GithubCollector:
         if top is None:
             return
         hwm = self._state("hwm")
-        yield Collected(None, [
+        yield Collected.only_cursor([
             StateUpdate(SOURCE, self.scope, "hwm", max(top, hwm or "")),
             StateUpdate(SOURCE, self.scope, "floor", floor),
         ])
@@ -274,7 +274,7 @@ class GithubCollector:
         mark = str(pr.get("updated_at") or "")
         done = StateUpdate(SOURCE, self.scope, f"pr:{number}", mark)
         if not (hits or findings):
-            yield Collected(None, [done])
+            yield Collected.only_cursor([done])
             return
         self.stats.kept += 1
         for f in unread:  # the patch is kept either way: an unreadable side costs nothing
