@@ -7,16 +7,6 @@ from typing import Any
 
 
 @dataclass(frozen=True)
-class FileChange:
-    path: str
-    status: str  # added, modified, removed, renamed
-    additions: int = 0
-    deletions: int = 0
-    patch: str | None = None
-    previous_path: str | None = None
-
-
-@dataclass(frozen=True)
 class SymbolChange:
     """One (file, class, attribute) whose declared value differs between before and after.
 
