@@ -3,7 +3,7 @@
     python3 bench/site_build.py [-n 10000] [--no-search] [--keep DIR]
 
 Generates N synthetic PRs (declaration changes on 40 builders, builder readings, findings,
-relations, Chinese and English text) into a temporary knowledge base through ``prkb.kb.ingest``,
+relations, Chinese and English text) into a temporary knowledge base through ``prkb.ingest.ingest``,
 builds the site in both languages (search indexing timed separately), changes one PR, and
 builds again (after flushing the full build's writes to disk). Prints pages per second, ms
 per page and the incremental/full ratio.
@@ -23,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from prkb.kb import ingest
+from prkb.ingest import ingest
 from prkb.profile import load_profile
 from prkb.site.build import build_site
 from prkb.store import Store

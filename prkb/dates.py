@@ -2,7 +2,7 @@
 
 Stored times are ISO 8601 text: an aware time is stored in UTC (``...Z``); a time whose zone
 the source did not give is stored without one, and a bare day as ``YYYY-MM-DD``
-(:mod:`prkb.collect.record`). Code that computes with times calls :func:`parse_time`
+(:mod:`prkb.records`). Code that computes with times calls :func:`parse_time`
 (always an aware UTC datetime; a time without a zone is read as UTC, the convention of
 GitHub and git); code that prints a time calls :func:`parse_when`, which keeps a missing zone
 missing so the reader can be told it is unknown.

@@ -7,6 +7,7 @@ repository (shallow or partial clones, snapshots without large blobs) come back 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -24,6 +25,16 @@ GIT_ENV = {
 }
 
 
+NULL_SHA = "0" * 40
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+REGULAR_MODES = ("100644", "100755")
+SEP = "\x1e"
+_PORCELAIN = re.compile(r"^([0-9a-f]{40}) (\d+) (\d+)")
+
+# one blamed line: (its line in the blamed file, commit, its line there, file name there)
+BlameLine = tuple[int, str, int, str]
+
+
 @dataclass(frozen=True)
 class TreeEntry:
     mode: str
@@ -34,6 +45,89 @@ class TreeEntry:
 
 class GitError(PrkbError):
     pass
+
+
+@dataclass
+class CommitMeta:
+    sha: str
+    parents: list[str]
+    author: str
+    author_date: str
+    commit_date: str
+    subject: str
+    body: str
+
+
+@dataclass
+class RawChange:
+    """One file of a commit's ``diff-tree --raw`` listing. A side that is not a regular file
+    (a symlink, a submodule) has its blob id nulled: its bytes are not source code."""
+
+    status: str
+    old_sha: str
+    new_sha: str
+    path: str
+    old_path: str | None
+
+    @classmethod
+    def from_raw(
+        cls, fields: list[str], path: str, old_path: str | None = None
+    ) -> RawChange:
+        """From the fields of a ``:old_mode new_mode old_sha new_sha status`` line."""
+        old_mode, new_mode, old_sha, new_sha, status = fields[:5]
+        return cls(
+            status[0],
+            old_sha if old_mode in REGULAR_MODES else NULL_SHA,
+            new_sha if new_mode in REGULAR_MODES else NULL_SHA,
+            path,
+            old_path,
+        )
+
+
+def parse_raw(
+    items: list[str], counts: dict[str, tuple[int, int]] | None = None
+) -> list[RawChange]:
+    """The one reader of git's ``--raw -z`` listing (``diff-tree``, ``log``): ``items`` is the
+    output split at NUL. With ``counts``, ``--numstat`` entries among them are read into it
+    (path -> (added, deleted) lines); anything else is skipped."""
+    changes: list[RawChange] = []
+    i = 0
+    while i < len(items):
+        meta = items[i]
+        if meta.strip("\n").startswith(":"):
+            fields = meta.strip("\n")[1:].split()
+            status = fields[4][0]
+            if status in "RC":  # a rename or copy: the old path, then the new one
+                old_path, path = items[i + 1], items[i + 2]
+                i += 3
+            else:
+                old_path, path = None, items[i + 1]
+                i += 2
+            changes.append(RawChange.from_raw(fields, path, old_path))
+            continue
+        parts = meta.split("\t")
+        if counts is not None and len(parts) == 3:
+            if parts[2] == "":  # a rename: old and new path follow
+                path = items[i + 2] if i + 2 < len(items) else ""
+                i += 3
+            else:
+                path = parts[2]
+                i += 1
+            add = int(parts[0]) if parts[0].isdigit() else 0
+            dele = int(parts[1]) if parts[1].isdigit() else 0
+            counts[path] = (add, dele)
+            continue
+        i += 1
+    return changes
+
+
+def parse_log_raw(block: str) -> list[tuple[str, list[RawChange]]]:
+    """One ``%x01%H`` block of ``git log --raw -z`` output: [(commit, its raw changes)] or
+    []."""
+    head, _, rest = block.partition("\n")
+    if not head.strip("\0\n "):
+        return []
+    return [(head.strip("\0\n "), parse_raw(rest.split("\0")))]
 
 
 class GitRepo:
@@ -184,6 +278,133 @@ class GitRepo:
             mode, typ, sha = meta.split()
             entries.append(TreeEntry(mode, typ, sha, path))
         return entries
+
+    # --- commits -------------------------------------------------------------------------
+
+    def commit_meta(self, sha: str) -> CommitMeta:
+        """Parents, author, dates, subject and body of one commit."""
+        out = self.git(
+            "show", "-s", f"--format=%H{SEP}%P{SEP}%an{SEP}%aI{SEP}%cI{SEP}%s{SEP}%b", sha
+        )
+        parts = out.split(SEP)
+        return CommitMeta(
+            sha=parts[0].strip(),
+            parents=parts[1].split(),
+            author=parts[2],
+            author_date=parts[3],
+            commit_date=parts[4],
+            subject=parts[5],
+            body=parts[6].strip() if len(parts) > 6 else "",
+        )
+
+    def changed_files(
+        self, parent: str | None, sha: str, *, counts_wanted: bool = True
+    ) -> tuple[list[RawChange], dict[str, tuple[int, int]] | None]:
+        """The commit's changed files (raw: blob ids, status) and line counts when readable.
+
+        One ``diff-tree`` gives both; when an object is missing the counts are None and the
+        listing comes from ``--raw`` alone (which needs no blob contents). Without
+        ``counts_wanted`` only the listing is asked for (no blob is read: cheap on big
+        commits).
+        """
+        base = parent or EMPTY_TREE
+        r = self.run(
+            [
+                "diff-tree",
+                "-r",
+                "-z",
+                "--raw",
+                *(["--numstat"] if counts_wanted else []),
+                "-M",
+                "--no-commit-id",
+                "--no-abbrev",
+                base,
+                sha,
+            ],
+            check=False,
+        )
+        counts: dict[str, tuple[int, int]] | None = {} if counts_wanted else None
+        if r.returncode != 0:
+            counts = None
+            r = self.run(
+                ["diff-tree", "-r", "-z", "--raw", "-M", "--no-commit-id", "--no-abbrev", base,
+                 sha]
+            )
+        return parse_raw(r.stdout.split("\0"), counts), counts
+
+    def file_patch(self, parent: str | None, sha: str, paths: list[str]) -> dict[str, str]:
+        """Unified patches (GitHub's ``patch`` shape: hunks only) of the given paths."""
+        if not paths:
+            return {}
+        base = parent or EMPTY_TREE
+        r = self.run(
+            ["diff-tree", "-p", "-M", "--no-commit-id", "--no-color", base, sha, "--", *paths],
+            check=False,
+        )
+        if r.returncode != 0:
+            return {}
+        patches: dict[str, str] = {}
+        current: str | None = None
+        buf: list[str] = []
+        for line in r.stdout.split("\n"):
+            if line.startswith("diff --git "):
+                if current is not None:
+                    patches[current] = "\n".join(buf).rstrip("\n")
+                current, buf = None, []
+                continue
+            if line.startswith("+++ "):
+                name = line[4:]
+                current = name[2:] if name.startswith("b/") else name
+                continue
+            if line.startswith("--- ") and not buf:
+                if current is None and line[4:] != "/dev/null":
+                    current = line[6:] if line[4:].startswith("a/") else line[4:]
+                continue
+            if line.startswith("@@") or buf:
+                if line.startswith(
+                    ("index ", "similarity ", "rename ", "new file", "deleted file")
+                ):
+                    continue
+                buf.append(line)
+        if current is not None:
+            patches[current] = "\n".join(buf).rstrip("\n")
+        return patches
+
+    def blame(
+        self,
+        rev: str,
+        path: str,
+        lines: list[int],
+        *,
+        ignore_revs_file: str | None = None,
+        ignore: list[str] | tuple[str, ...] = (),
+    ) -> tuple[list[BlameLine], dict[str, int]]:
+        """``git blame --porcelain`` of ``lines`` of ``path`` at ``rev``, passing over the
+        commits in ``ignore_revs_file`` and ``ignore``: the blamed lines, and each commit's
+        committer time. Nothing when git cannot blame."""
+        args = ["blame", "--porcelain"]
+        if ignore_revs_file:
+            args += ["--ignore-revs-file", ignore_revs_file]
+        for sha in ignore:
+            args += ["--ignore-rev", sha]
+        for ln in lines:
+            args += ["-L", f"{ln},{ln}"]
+        r = self.run([*args, rev, "--", path], check=False)
+        if r.returncode != 0:
+            return [], {}
+        out: list[BlameLine] = []
+        times: dict[str, int] = {}
+        cur: tuple[str, int, int] | None = None
+        for line in r.stdout.split("\n"):
+            m = _PORCELAIN.match(line)
+            if m:
+                cur = (m.group(1), int(m.group(2)), int(m.group(3)))
+            elif line.startswith("committer-time ") and cur is not None:
+                times[cur[0]] = int(line.split()[1])
+            elif line.startswith("filename ") and cur is not None:
+                out.append((cur[2], cur[0], cur[1], line[len("filename "):]))
+                cur = None
+        return out, times
 
     def close(self) -> None:
         if self._batch is not None:

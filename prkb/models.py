@@ -7,16 +7,6 @@ from typing import Any
 
 
 @dataclass(frozen=True)
-class FileChange:
-    path: str
-    status: str  # added, modified, removed, renamed
-    additions: int = 0
-    deletions: int = 0
-    patch: str | None = None
-    previous_path: str | None = None
-
-
-@dataclass(frozen=True)
 class SymbolChange:
     """One (file, class, attribute) whose declared value differs between before and after.
 
@@ -134,3 +124,29 @@ class Analysis:
     risk_tags: list[RiskTag] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+
+
+# --- PR records (store/pr_queries.py) ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StoredPr:
+    """What ingest compares a new record with: the stored row's id, hash and updated_at."""
+
+    id: int
+    raw_hash: str
+    updated_at: str | None
+
+
+@dataclass(frozen=True)
+class KbSummary:
+    """Counts of a knowledge base's contents."""
+
+    prs: int
+    changes: int
+    classes: int
+    findings: int
+    relations: int
+    first: str | None  # earliest merge (or creation) time
+    last: str | None
+    by_direction: list[tuple[str, int]]  # symbol changes per direction, most first

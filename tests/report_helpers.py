@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from prkb.collect.snapshot import import_jsonl
-from prkb.kb import ingest
+from prkb.ingest import ingest
 from prkb.paths import data_dir
 from prkb.profile import load_profile
 from prkb.store import Store

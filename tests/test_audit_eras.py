@@ -523,12 +523,11 @@ WHEN3 = "UNIFORM_BATCH if cfg.trt and cfg.heads <= 8; else super().get_cudagraph
 
 
 def test_collected_override_changes_carry_the_returns(dyn_kb):
-    from prkb.kb import pr_facts
 
     store, _ = dyn_kb
     got = {
         ref: [(c["attr"], c["before"], c["after"], c["direction"])
-              for c in pr_facts(store, ref)["symbol_changes"] if c["attr"] in P.methods]
+              for c in store.pr_facts(ref)["symbol_changes"] if c["attr"] in P.methods]
         for ref in ("2", "3", "4")
     }
     assert got == {
@@ -536,10 +535,10 @@ def test_collected_override_changes_carry_the_returns(dyn_kb):
         "3": [("get_cudagraph_support", WHEN, WHEN3, "dynamic-changed")],
         "4": [("get_cudagraph_support", WHEN3, None, "dynamic-removed")],
     }
-    (f,) = pr_facts(store, "2")["findings"]
+    (f,) = store.pr_facts("2")["findings"]
     assert f["class"] == "FlashInferMetadataBuilder"
     assert "UNIFORM_BATCH (when cfg.trt)" in f["message_en"]
-    tags = {t["code"] for t in pr_facts(store, "3")["risk_tags"]}
+    tags = {t["code"] for t in store.pr_facts("3")["risk_tags"]}
     assert "dynamic-support" in tags
 
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from prkb.cli import main
 from prkb.errors import InputError
-from prkb.kb import ingest
+from prkb.ingest import ingest
 from prkb.profile import load_profile
 from prkb.publish import digest as dg
 from prkb.store import Store

@@ -12,7 +12,6 @@ from gitrepo import GitRepoBuilder, git
 
 from prkb.collect.git import collect_git
 from prkb.errors import InputError
-from prkb.kb import pr_facts
 from prkb.profile import load_profile
 from prkb.store import Store
 
@@ -215,7 +214,7 @@ def collect(db: Path, repo: Path, **kw: object) -> tuple[Store, object, list[str
 def changes(store: Store, ref: str) -> list[tuple[str, str, str | None, str | None, str]]:
     return sorted(
         (c["class"], c["attr"], c["before"], c["after"], c["direction"])
-        for c in pr_facts(store, ref)["symbol_changes"]
+        for c in store.pr_facts(ref)["symbol_changes"]
     )
 
 
@@ -240,12 +239,12 @@ def test_collects_every_spelling_with_pr_numbers(history, tmp_path):
 def test_renames_are_one_entry_per_class(history, tmp_path):
     repo, _ = history
     store, _, _ = collect(tmp_path / "kb.sqlite", repo.path)
-    facts = pr_facts(store, "103")["symbol_changes"]
+    facts = store.pr_facts("103")["symbol_changes"]
     assert {(c["class"], c["attr"], c["before_attr"], c["direction"]) for c in facts} == {
         ("AttentionMetadataBuilder", "cudagraph_support", "attn_cudagraph_support", "renamed"),
         ("FlashInferMetadataBuilder", "cudagraph_support", "attn_cudagraph_support", "renamed"),
     }
-    base = pr_facts(store, "105")["symbol_changes"]
+    base = store.pr_facts("105")["symbol_changes"]
     assert [(c["attr"], c["before_attr"], c["direction"]) for c in base] == [
         ("_cudagraph_support", "cudagraph_support", "renamed")
     ]
@@ -254,7 +253,7 @@ def test_renames_are_one_entry_per_class(history, tmp_path):
 def test_conditional_value_dynamic_override_and_sha_key(history, tmp_path):
     repo, shas = history
     store, _, _ = collect(tmp_path / "kb.sqlite", repo.path)
-    cond = pr_facts(store, shas["nopr"])
+    cond = store.pr_facts(shas["nopr"])
     assert cond["number"] is None and cond["ref"] == f"sha:{shas['nopr']}"
     (c,) = cond["symbol_changes"]
     assert c["before"] == "True" and c["before_attr"] == "full_cudagraph_supported"
@@ -271,23 +270,23 @@ def test_conditional_value_dynamic_override_and_sha_key(history, tmp_path):
 def test_audit_flags_42885_and_not_its_fix(history, tmp_path):
     repo, _ = history
     store, _, _ = collect(tmp_path / "kb.sqlite", repo.path)
-    f42885 = pr_facts(store, "42885")
+    f42885 = store.pr_facts("42885")
     assert [(f["rule"], f["class"]) for f in f42885["findings"]] == [
         ("cg-uniform-without-spec-decode", "TritonMLAMetadataBuilder")
     ]
     assert f42885["findings"][0]["message_zh"]
     assert "audit-finding" in [t["code"] for t in f42885["risk_tags"]]
-    fix = pr_facts(store, "47144")
+    fix = store.pr_facts("47144")
     assert fix["findings"] == []
     assert changes(store, "47144") == [
         ("TritonMLAMetadataBuilder", "_cudagraph_support", "UNIFORM_BATCH",
          "UNIFORM_SINGLE_TOKEN_DECODE", "lowered")
     ]
     # the revert brings the inconsistency back: new again at that commit
-    revert = pr_facts(store, "47200")
+    revert = store.pr_facts("47200")
     assert [f["class"] for f in revert["findings"]] == ["TritonMLAMetadataBuilder"]
     # the merge commit counts as one change on the branch
-    merge = pr_facts(store, "200")
+    merge = store.pr_facts("200")
     assert merge["title"] == "[Bugfix] TritonMLA single-token decode"
     assert [c["direction"] for c in merge["symbol_changes"]] == ["lowered"]
     # builder levels at the collected commits feed the support matrix history
@@ -440,10 +439,10 @@ def test_the_other_fix_declaring_query_len_support_clears_the_finding(tmp_path):
     )
     store, stats, _ = collect(tmp_path / "kb.sqlite", r.path)
     assert stats.hits == 3  # #47310 changes no family line
-    assert [f["class"] for f in pr_facts(store, "42885")["findings"]] == [
+    assert [f["class"] for f in store.pr_facts("42885")["findings"]] == [
         "TritonMLAMetadataBuilder"
     ]
-    assert pr_facts(store, "50000")["findings"] == []
+    assert store.pr_facts("50000")["findings"] == []
     row = store.conn.execute(
         "SELECT effective, spec_ready FROM builder_levels "
         "WHERE pr_ref='50000' AND class_name='TritonMLAMetadataBuilder'"

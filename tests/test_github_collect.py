@@ -19,7 +19,6 @@ from ghserver import FIXTURE_KEPT, FakeGitHub, FakeRepo, Fault, file_entry, fixt
 from prkb.collect.github import GithubStats, collect_github
 from prkb.collect.snapshot import export_records
 from prkb.errors import InputError, PrkbError
-from prkb.kb import pr_facts, raw_record
 from prkb.profile import load_profile
 from prkb.store import Store
 
@@ -44,7 +43,7 @@ def export(store: Store) -> list[str]:
 def record(store: Store, number: int) -> dict[str, Any]:
     row = store.pr_row(number)
     assert row is not None
-    return raw_record(store, row)
+    return store.raw_record(row)
 
 
 def kept_numbers(store: Store) -> set[int]:
@@ -68,7 +67,7 @@ def test_first_run_keeps_family_prs_with_discussion(tmp_path: Path, server: Fake
         assert rec["reviews"][1]["user"] is None
         rc = rec["review_comments"][0]
         assert rc["path"].endswith("rocm_aiter_fa.py") and rc["diff_hunk"].startswith("@@")
-        facts = pr_facts(store, 101)
+        facts = store.pr_facts(101)
         assert [(c["class"], c["before"], c["after"], c["direction"])
                 for c in facts["symbol_changes"]] == [
             ("AiterFlashAttentionMetadataBuilder", "UNIFORM_SINGLE_TOKEN_DECODE",
@@ -76,22 +75,22 @@ def test_first_run_keeps_family_prs_with_discussion(tmp_path: Path, server: Fake
         ]
         assert "rocm" in facts["platforms"]
 
-        assert pr_facts(store, 102)["author"] is None  # deleted account: user null
-        assert pr_facts(store, 102)["symbol_changes"][0]["direction"] == "renamed"
+        assert store.pr_facts(102)["author"] is None  # deleted account: user null
+        assert store.pr_facts(102)["symbol_changes"][0]["direction"] == "renamed"
 
         # no patch from GitHub: read at base and head, analysed from whole files
-        f103 = pr_facts(store, 103)
+        f103 = store.pr_facts(103)
         assert [(c["class"], c["after"]) for c in f103["symbol_changes"]] == [
             ("MLACommonMetadataBuilder", "UNIFORM_BATCH")
         ]
         # 103: base and head; 104: its base answers 404, so its head is not asked for
         assert server.count("/contents/") == 3
         # no patch and no contents: kept with a finding
-        f104 = pr_facts(store, 104)
+        f104 = store.pr_facts(104)
         assert f104["state"] == "open"
         assert [f["rule"] for f in f104["findings"]] == ["patch-unavailable"]
 
-        f108 = pr_facts(store, 108)
+        f108 = store.pr_facts(108)
         assert f108["symbol_changes"][0]["direction"] == "dynamic-added"
 
 
@@ -311,7 +310,7 @@ def test_continuation_line_change_is_kept_read_and_shown(tmp_path: Path) -> None
         assert kept_numbers(store) == {201, 204, 205}
 
         # (a) the patch tells the change: no file is read
-        facts = pr_facts(store, 201)
+        facts = store.pr_facts(201)
         assert [(c["file"], c["class"], c["attr"], c["before"], c["after"], c["direction"])
                 for c in facts["symbol_changes"]] == [
             (TOY, "ToyGraphMetadataBuilder", "_cudagraph_support",
@@ -320,7 +319,7 @@ def test_continuation_line_change_is_kept_read_and_shown(tmp_path: Path) -> None
         assert srv.count(f"/contents/{TOY}") == 0
 
         # (d) the patch cannot tell: the file is read at base and head, whole files tell
-        (deep,) = pr_facts(store, 204)["symbol_changes"]
+        (deep,) = store.pr_facts(204)["symbol_changes"]
         assert (deep["class"], deep["attr"], deep["direction"]) == (
             "DeepGraphMetadataBuilder", "_cudagraph_support", "changed")
         head = ("AttentionCGSupport.ALWAYS if use_fast_path else "
@@ -328,7 +327,7 @@ def test_continuation_line_change_is_kept_read_and_shown(tmp_path: Path) -> None
         assert (deep["before"], deep["after"]) == (
             head + "NEVER", head + "UNIFORM_SINGLE_TOKEN_DECODE")
         # (e) neither the patch nor the files tell: kept with no change rather than a guess
-        f205 = pr_facts(store, 205)
+        f205 = store.pr_facts(205)
         assert f205["symbol_changes"] == [] and f205["findings"] == []
         # 204: base and head; 205: its base answers 404, so its head is not asked for
         assert srv.count(f"/contents/{DEEP}") == 3

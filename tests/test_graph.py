@@ -11,7 +11,7 @@ import pytest
 
 from prkb.cli import main
 from prkb.graph import build_relations, load_graph, resolve, subgraph, to_mermaid
-from prkb.kb import ingest, pr_facts
+from prkb.ingest import ingest
 from prkb.models import Relation
 from prkb.profile import load_profile
 from prkb.store import Store
@@ -36,20 +36,20 @@ def test_seed_records_connect_as_the_reports_describe(bundled: Store) -> None:
     assert dep[2] == "depends-on" and "landed" in dep[3]
     alt = rows[("pr:47144", "pr:47310")]  # symmetric: stored once, lower number first
     assert alt[2] == "alternative-to" and ("pr:47310", "pr:47144") not in rows
-    facts = pr_facts(bundled, 47144)
+    facts = bundled.pr_facts(47144)
     rel = {(r["type"], r["other"], r["direction"]) for r in facts["relations"]}
     assert ("fixes-regression-from", 42885, "out") in rel
     assert ("alternative-to", 47310, "out") in rel
-    facts = pr_facts(bundled, 47766)
+    facts = bundled.pr_facts(47766)
     assert ("depends-on", 45149, "in") in {
         (r["type"], r["other"], r["direction"]) for r in facts["relations"]
     }
 
 
 def test_depends_on_tag_follows_outgoing_depends_on_edges(bundled: Store) -> None:
-    tags = {t["code"] for t in pr_facts(bundled, 45149)["risk_tags"]}
+    tags = {t["code"] for t in bundled.pr_facts(45149)["risk_tags"]}
     assert "depends-on-pr" in tags
-    assert "depends-on-pr" not in {t["code"] for t in pr_facts(bundled, 47766)["risk_tags"]}
+    assert "depends-on-pr" not in {t["code"] for t in bundled.pr_facts(47766)["risk_tags"]}
 
 
 def test_referenced_but_unknown_prs_are_pr_nodes_without_title(bundled: Store) -> None:
@@ -70,14 +70,14 @@ def test_build_is_idempotent_and_drops_stale_relations(tmp_path: Path) -> None:
     second = build_relations(st, PROFILE)
     assert rows == rel_rows(st) and first == second
     assert nodes == [tuple(r) for r in st.conn.execute("SELECT * FROM nodes ORDER BY key")]
-    assert "depends-on-pr" in {t["code"] for t in pr_facts(st, 100)["risk_tags"]}
+    assert "depends-on-pr" in {t["code"] for t in st.pr_facts(100)["risk_tags"]}
     # the text changes: the dependency and the tag go; the unknown node #7 is gone too
     ingest(st, pr(100, "Mentions #7 only.", updated_at="2026-01-02T00:00:00Z"), PROFILE)
     build_relations(st, PROFILE)
     ingest(st, pr(100, "No references.", updated_at="2026-01-03T00:00:00Z"), PROFILE)
     build_relations(st, PROFILE)
     assert rel_rows(st) == []
-    assert "depends-on-pr" not in {t["code"] for t in pr_facts(st, 100)["risk_tags"]}
+    assert "depends-on-pr" not in {t["code"] for t in st.pr_facts(100)["risk_tags"]}
     keys = {r[0] for r in st.conn.execute("SELECT key FROM nodes")}
     assert keys == {"pr:100", "pr:5"}
 

@@ -25,12 +25,12 @@ from hypothesis import strategies as st
 
 from prkb.analyze.diff import changes_from_patch, iter_patch_lines, trim_patch
 from prkb.analyze.symbols import SourceError, diff_declarations, parse_classes
-from prkb.collect.record import normalize_record, record_ref
 from prkb.collect.snapshot import import_jsonl
 from prkb.errors import InputError
-from prkb.kb import ingest, pr_facts
+from prkb.ingest import ingest
 from prkb.models import SymbolChange
 from prkb.profile import load_profile
+from prkb.records import normalize_record, record_ref
 from prkb.store import Store
 
 PROFILE = load_profile()
@@ -171,7 +171,7 @@ def test_any_record_is_stored_or_refused_with_one_line(figures, muts, ext, numbe
         return
     res = ingest(_STORE, rec, PROFILE)  # anything normalize accepts must store and read back
     assert res.ref == record_ref(clean)
-    facts = pr_facts(_STORE, res.ref, (clean.get("prkb") or {}).get("repo") or PROFILE.repo)
+    facts = _STORE.pr_facts(res.ref, (clean.get("prkb") or {}).get("repo") or PROFILE.repo)
     assert facts["title"] == clean["title"]
     json.dumps(facts, ensure_ascii=False).encode("utf-8")  # storable text only
 
@@ -606,3 +606,16 @@ def test_audit_and_show_errors_are_one_line(tmp_path: Path, small_repo: GitRepoB
     _one_error(_cli(tmp_path / "junk.sqlite", "list"), "junk.sqlite")
     _one_error(_cli(db, "show", "\x1b[31m1"))
     figures.add("input", "cases generated", 5)
+
+
+def test_record_dates_keep_their_precision() -> None:
+    """An offset becomes UTC, a time without a zone stays without one, a day stays a day."""
+    rec = normalize_record({
+        "number": 7, "created_at": "2026-03-01T10:00:00+05:30",
+        "updated_at": "2026-03-01 10:00:00", "merged_at": "2026-03-02",
+    })
+    assert rec["created_at"] == "2026-03-01T04:30:00Z"
+    assert rec["updated_at"] == "2026-03-01T10:00:00"
+    assert rec["merged_at"] == "2026-03-02"
+    with pytest.raises(InputError, match="not a valid date"):
+        normalize_record({"number": 7, "created_at": "2026-02-30"})

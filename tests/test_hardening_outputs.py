@@ -21,7 +21,7 @@ from markdown_it import MarkdownIt
 
 from prkb.cli import main
 from prkb.graph import build_relations
-from prkb.kb import ingest
+from prkb.ingest import ingest
 from prkb.profile import load_profile
 from prkb.progress import safe_term
 from prkb.publish import digest as dg

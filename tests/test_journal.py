@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 
 from prkb.graph import build_relations
-from prkb.kb import ingest
+from prkb.ingest import ingest
 from prkb.profile import load_profile
 from prkb.store import MIGRATIONS, Store
 from tests.test_kb import record

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from prkb.collect.snapshot import import_jsonl
-from prkb.kb import ingest, pr_facts
+from prkb.ingest import ingest
 from prkb.paths import data_dir
 from prkb.profile import load_profile
 from prkb.store import MIGRATIONS, Store
@@ -100,14 +100,14 @@ def test_newer_updated_at_wins_and_older_is_ignored(tmp_path):
     assert ingest(store, newer, profile).outcome == "updated"
     older = record(5, title="[ROCm] older", updated_at="2026-02-01T00:00:00Z")
     assert ingest(store, older, profile).outcome == "older"
-    assert pr_facts(store, 5)["title"] == "[ROCm] newer"
+    assert store.pr_facts(5)["title"] == "[ROCm] newer"
     assert store.conn.execute("SELECT count(*) FROM prs").fetchone()[0] == 1
 
 
 def test_patch_analysis_gives_per_class_facts_and_tags(tmp_path):
     store = Store(tmp_path / "kb.sqlite")
     ingest(store, record(7), load_profile())
-    facts = pr_facts(store, 7)
+    facts = store.pr_facts(7)
     assert facts["symbol_changes"] == [
         {
             "file": "vllm/v1/attention/backends/rocm_attn.py",
@@ -259,3 +259,53 @@ def test_import_exits_1_when_a_line_fails_and_still_stores_the_good_ones(tmp_pat
     assert as_json.returncode == 1
     counts = json.loads(as_json.stdout)
     assert counts["failed"] == 1 and counts["unchanged"] == 2 and len(counts["errors"]) == 1
+
+
+def test_ingest_all_writes_each_cursor_with_its_record_and_the_last_after_relations(
+    tmp_path, monkeypatch
+):
+    import pytest
+
+    import prkb.graph
+    from prkb.ingest import Collected, IngestResult, StateUpdate, ingest_all
+
+    store = Store(tmp_path / "kb.sqlite")
+    profile = load_profile()
+    seen: list[tuple[object, str, str | None]] = []
+    refused: list[object] = []
+
+    def items():
+        yield Collected(record(5), [StateUpdate("t", "s", "pr:5", "a")], tag=5)
+        yield Collected(None, [StateUpdate("t", "s", "pr:none", "a")], tag="null")
+        yield Collected.only_cursor([StateUpdate("t", "s", "listed", "yes")])
+        yield Collected.only_cursor([StateUpdate("t", "s", "tip", "end")], after_relations=True)
+
+    def progress(it: Collected, res: IngestResult) -> None:
+        seen.append((it.tag, res.outcome, store.get_state("t", "s", "pr:5")))
+
+    counts = ingest_all(
+        store, items(), profile, progress=progress,
+        on_error=lambda it, _e: refused.append(it.tag),
+    )
+    assert seen == [(5, "new", "a")]  # the cursor was written with its record
+    assert refused == ["null"] and store.get_state("t", "s", "pr:none") is None
+    assert store.get_state("t", "s", "listed") == "yes"
+    assert (counts.new, counts.failed, counts.items) == (1, 1, 4)
+    assert counts.relations is not None and store.get_state("t", "s", "tip") == "end"
+
+    # nothing changed: "changed" does not rebuild; a failed rebuild leaves the last cursor
+    again = ingest_all(store, [Collected(record(5))], profile, relations="changed")
+    assert (again.unchanged, again.relations) == (1, None)
+
+    def broken(*_a: object) -> None:
+        raise RuntimeError("killed while building relations")
+
+    monkeypatch.setattr(prkb.graph, "build_relations", broken)
+    with pytest.raises(RuntimeError):
+        ingest_all(store, [
+            Collected(record(6), [StateUpdate("t", "s", "pr:6", "b")]),
+            Collected.only_cursor([StateUpdate("t", "s", "tip", "later")], after_relations=True),
+        ], profile)
+    assert store.get_state("t", "s", "pr:6") == "b"
+    assert store.get_state("t", "s", "tip") == "end"
+    store.close()

@@ -20,7 +20,7 @@ from prkb.graph.lineage import (
     regression_candidates,
     timeline_relations,
 )
-from prkb.kb import ingest
+from prkb.ingest import ingest
 from prkb.profile import load_profile
 from prkb.store import Store
 

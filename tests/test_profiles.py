@@ -9,7 +9,6 @@ from gitrepo import GitRepoBuilder, git
 from prkb.collect.git import collect_git, pickaxe
 from prkb.collect.github import _Matcher
 from prkb.gitobj import GitRepo
-from prkb.kb import pr_facts
 from prkb.profile import load_profile
 from prkb.render.patches import key_hunks
 from prkb.store import Store
@@ -70,11 +69,11 @@ def test_second_profile_collects_per_class_facts(tmp_path):
     stats = collect_git(store, str(r.path), profile, quiet=True, warn=print)
     assert stats.hits == 3
     assert {x[0] for x in store.conn.execute("SELECT repo FROM prs")} == {"example/toy"}
-    two = pr_facts(store, 2)["symbol_changes"]
+    two = store.pr_facts(2)["symbol_changes"]
     assert [
         (c["attr"], c["before_attr"], c["before"], c["after"], c["direction"]) for c in two
     ] == [("quant_support", "fp8_supported", "False", "WEIGHTS", "changed")]
-    three = pr_facts(store, 3)
+    three = store.pr_facts(3)
     assert [(c["before"], c["after"], c["direction"]) for c in three["symbol_changes"]] == [
         ("WEIGHTS", "FULL", "raised")
     ]

@@ -9,7 +9,7 @@ from typing import Any
 
 from prkb.graph import build_relations
 from prkb.graph.lineage import lineage_relations
-from prkb.kb import ingest
+from prkb.ingest import ingest
 from prkb.profile import load_profile
 from prkb.store import Store
 

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from prkb.collect.record import normalize_record
 from prkb.errors import InputError
 from prkb.graph.relations import (
     clean_text,
@@ -18,6 +17,7 @@ from prkb.graph.relations import (
     relations_of_record,
 )
 from prkb.profile import load_profile
+from prkb.records import normalize_record
 
 PROFILE = load_profile()
 REPO = PROFILE.repo

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from prkb.collect.record import normalize_record
 from prkb.profile import load_profile
 from prkb.publish import digest as dg
+from prkb.records import normalize_record
 from prkb.render.markdown import to_html
 from prkb.render.report import render_report, report_context
 from prkb.site.report_page import report_html

@@ -16,7 +16,7 @@ import pytest
 
 from prkb.collect.snapshot import import_jsonl
 from prkb.errors import InputError, PrkbError
-from prkb.kb import ingest
+from prkb.ingest import ingest
 from prkb.paths import data_dir
 from prkb.profile import load_profile
 from prkb.site import links as site_links

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prkb.kb import ingest
+from prkb.ingest import ingest
 from prkb.profile import load_profile
 from prkb.site.gather import builder_histories, gather
 from prkb.store import Store

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from prkb.graph import build_relations
-from prkb.kb import ingest
+from prkb.ingest import ingest
 from prkb.profile import load_profile
 from prkb.site import output as output_mod
 from prkb.site.build import build_site

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from test_site_build import make_kb
 
-from prkb.kb import ingest, raw_record
+from prkb.ingest import ingest
 from prkb.profile import load_profile
 from prkb.render.report import localize, report_context, report_facts
 from prkb.site import report_page as site_report
@@ -50,7 +50,7 @@ def test_facts_are_reused_only_for_the_same_pr_dict(
         assert zh != en
         # the knowledge base changes; the next build gathers a new dict for the PR
         facts = report_facts(kb, ref, profile)["pr"]
-        record = raw_record(kb, kb.pr_row(facts["ref"], facts["repo"]))
+        record = kb.raw_record(kb.pr_row(facts["ref"], facts["repo"]))
         record["title"] = "A new title <b>now</b>"
         record["updated_at"] = "2031-01-01T00:00:00Z"
         ingest(kb, record, profile)

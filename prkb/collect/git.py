@@ -34,8 +34,16 @@ from ..analyze.symbols import (
     pair_moves,
 )
 from ..errors import PrkbError
-from ..gitobj import GitError, GitRepo, TreeEntry
-from ..kb import ingest
+from ..gitobj import (
+    NULL_SHA,
+    CommitMeta,
+    GitError,
+    GitRepo,
+    RawChange,
+    TreeEntry,
+    parse_log_raw,
+)
+from ..ingest import Collected, IngestResult, MinedCommit, StateUpdate, ingest_all
 from ..models import SymbolChange
 from ..profile import Profile
 from ..progress import bar
@@ -53,7 +61,6 @@ _STATUS = {
     "C": "copied",
     "T": "changed",
 }
-SEP = "\x1e"
 
 
 @dataclass
@@ -93,17 +100,6 @@ class GitCollectStats:
             f"{self.findings} new audit findings, {len(self.warnings)} warnings, "
             f"{self.seconds:.1f}s"
         )
-
-
-@dataclass
-class CommitMeta:
-    sha: str
-    parents: list[str]
-    author: str
-    author_date: str
-    commit_date: str
-    subject: str
-    body: str
 
 
 def pickaxe(
@@ -224,7 +220,7 @@ class DeclarationScan:
             check=False,
         )
         if r.returncode == 0:
-            return [c for block in r.stdout.split("\x01") for c in _raw_block(block)]
+            return [c for block in r.stdout.split("\x01") for c in parse_log_raw(block)]
         self.warn(f"declaration scan: git log stopped ({_last(r.stderr)}); "
                   "listing the rest commit by commit")
         commits: list[tuple[str, list[RawChange]]] = []
@@ -238,7 +234,7 @@ class DeclarationScan:
                 self.warn(f"declaration scan: commit {sha[:12]} cannot be read "
                           f"({_last(one.stderr)}); skipped")
                 continue
-            commits.extend(c for block in one.stdout.split("\x01") for c in _raw_block(block))
+            commits.extend(c for block in one.stdout.split("\x01") for c in parse_log_raw(block))
         return commits
 
     def changed(self, rng: list[str], paths: set[str]) -> Iterator[tuple[str, set[str]]]:
@@ -291,8 +287,8 @@ class DeclarationScan:
         commit; the path-limited log cannot see the new name)."""
         parents = self.git.git("rev-list", "--parents", "-n", "1", sha).split()[1:]
         try:
-            raw, _ = changed_files(
-                self.git, parents[0] if parents else None, sha, counts_wanted=False
+            raw, _ = self.git.changed_files(
+                parents[0] if parents else None, sha, counts_wanted=False
             )
         except GitError:
             return []
@@ -391,30 +387,6 @@ class BackgroundScan:
             self._pool = None
 
 
-def _raw_block(block: str) -> list[tuple[str, list[RawChange]]]:
-    """One ``%x01%H`` block of ``--raw -z`` output: [(commit, its raw changes)] or []."""
-    head, _, rest = block.partition("\n")
-    if not head.strip("\0\n "):
-        return []
-    items = rest.split("\0")
-    raw: list[RawChange] = []
-    i = 0
-    while i < len(items):
-        meta = items[i].strip("\n")
-        if not meta.startswith(":"):
-            i += 1
-            continue
-        fields = meta[1:].split()
-        status = fields[4][0]
-        if status in "RC":  # a rename or copy: the old path, then the new one
-            raw.append(RawChange.from_raw(fields, items[i + 2], items[i + 1]))
-            i += 3
-            continue
-        raw.append(RawChange.from_raw(fields, items[i + 1]))
-        i += 2
-    return [(head.strip("\0\n "), raw)]
-
-
 def _match_readable_files(
     git: GitRepo, sha: str, profile: Profile, warn: Callable[[str], None]
 ) -> list[str]:
@@ -422,7 +394,7 @@ def _match_readable_files(
     blob, each readable pair is compared here, and each unreadable file is skipped by name."""
     parents = git.git("rev-list", "--parents", "-n", "1", sha).split()[1:]
     try:
-        raw, _ = changed_files(git, parents[0] if parents else None, sha, counts_wanted=False)
+        raw, _ = git.changed_files(parents[0] if parents else None, sha, counts_wanted=False)
     except GitError as e:
         warn(f"commit {sha[:12]}: cannot list its files ({e}); skipped")
         return []
@@ -463,153 +435,6 @@ def _last(text: str) -> str:
     return lines[-1] if lines else "unknown error"
 
 
-def commit_meta(git: GitRepo, sha: str) -> CommitMeta:
-    out = git.git("show", "-s", f"--format=%H{SEP}%P{SEP}%an{SEP}%aI{SEP}%cI{SEP}%s{SEP}%b", sha)
-    parts = out.split(SEP)
-    return CommitMeta(
-        sha=parts[0].strip(),
-        parents=parts[1].split(),
-        author=parts[2],
-        author_date=parts[3],
-        commit_date=parts[4],
-        subject=parts[5],
-        body=parts[6].strip() if len(parts) > 6 else "",
-    )
-
-
-NULL_SHA = "0" * 40
-REGULAR_MODES = ("100644", "100755")
-
-
-@dataclass
-class RawChange:
-    """One file of a commit's ``diff-tree --raw`` listing. A side that is not a regular file
-    (a symlink, a submodule) has its blob id nulled: its bytes are not source code."""
-
-    status: str
-    old_sha: str
-    new_sha: str
-    path: str
-    old_path: str | None
-
-    @classmethod
-    def from_raw(
-        cls, fields: list[str], path: str, old_path: str | None = None
-    ) -> RawChange:
-        """From the fields of a ``:old_mode new_mode old_sha new_sha status`` line."""
-        old_mode, new_mode, old_sha, new_sha, status = fields[:5]
-        return cls(
-            status[0],
-            old_sha if old_mode in REGULAR_MODES else NULL_SHA,
-            new_sha if new_mode in REGULAR_MODES else NULL_SHA,
-            path,
-            old_path,
-        )
-
-
-EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-
-
-def changed_files(
-    git: GitRepo, parent: str | None, sha: str, *, counts_wanted: bool = True
-) -> tuple[list[RawChange], dict[str, tuple[int, int]] | None]:
-    """The commit's changed files (raw: blob ids, status) and line counts when readable.
-
-    One ``diff-tree`` gives both; when an object is missing the counts are None and the
-    listing comes from ``--raw`` alone (which needs no blob contents). Without
-    ``counts_wanted`` only the listing is asked for (no blob is read: cheap on big commits).
-    """
-    base = parent or EMPTY_TREE
-    r = git.run(
-        [
-            "diff-tree",
-            "-r",
-            "-z",
-            "--raw",
-            *(["--numstat"] if counts_wanted else []),
-            "-M",
-            "--no-commit-id",
-            "--no-abbrev",
-            base,
-            sha,
-        ],
-        check=False,
-    )
-    counts: dict[str, tuple[int, int]] | None = {} if counts_wanted else None
-    if r.returncode != 0:
-        counts = None
-        r = git.run(
-            ["diff-tree", "-r", "-z", "--raw", "-M", "--no-commit-id", "--no-abbrev", base, sha]
-        )
-    items = r.stdout.split("\0")
-    changes: list[RawChange] = []
-    i = 0
-    while i < len(items):
-        meta = items[i]
-        if meta.startswith(":"):
-            fields = meta[1:].split()
-            status = fields[4][0]
-            if status in "RC":
-                old_path, path = items[i + 1], items[i + 2]
-                i += 3
-            else:
-                old_path, path = None, items[i + 1]
-                i += 2
-            changes.append(RawChange.from_raw(fields, path, old_path))
-            continue
-        parts = meta.split("\t")
-        if counts is not None and len(parts) == 3:
-            if parts[2] == "":  # a rename: old and new path follow
-                path = items[i + 2] if i + 2 < len(items) else ""
-                i += 3
-            else:
-                path = parts[2]
-                i += 1
-            add = int(parts[0]) if parts[0].isdigit() else 0
-            dele = int(parts[1]) if parts[1].isdigit() else 0
-            counts[path] = (add, dele)
-            continue
-        i += 1
-    return changes, counts
-
-
-def file_patch(git: GitRepo, parent: str | None, sha: str, paths: list[str]) -> dict[str, str]:
-    """Unified patches (GitHub's ``patch`` shape: hunks only) of the given paths."""
-    if not paths:
-        return {}
-    base = parent or EMPTY_TREE
-    r = git.run(
-        ["diff-tree", "-p", "-M", "--no-commit-id", "--no-color", base, sha, "--", *paths],
-        check=False,
-    )
-    if r.returncode != 0:
-        return {}
-    patches: dict[str, str] = {}
-    current: str | None = None
-    buf: list[str] = []
-    for line in r.stdout.split("\n"):
-        if line.startswith("diff --git "):
-            if current is not None:
-                patches[current] = "\n".join(buf).rstrip("\n")
-            current, buf = None, []
-            continue
-        if line.startswith("+++ "):
-            name = line[4:]
-            current = name[2:] if name.startswith("b/") else name
-            continue
-        if line.startswith("--- ") and not buf:
-            if current is None and line[4:] != "/dev/null":
-                current = line[6:] if line[4:].startswith("a/") else line[4:]
-            continue
-        if line.startswith("@@") or buf:
-            if line.startswith(("index ", "similarity ", "rename ", "new file", "deleted file")):
-                continue
-            buf.append(line)
-    if current is not None:
-        patches[current] = "\n".join(buf).rstrip("\n")
-    return patches
-
-
 def _added_matching(patch: str, profile: Profile) -> int:
     """How many added lines of a patch the line matcher matches."""
     return sum(
@@ -647,7 +472,6 @@ def removed_lines(
 IGNORE_REVS_FILE = ".git-blame-ignore-revs"
 MAX_BLAME_HOPS = 4
 _HEX40 = re.compile(r"^[0-9a-f]{40}$")
-_PORCELAIN = re.compile(r"^([0-9a-f]{40}) (\d+) (\d+)")
 
 
 class Blamer:
@@ -709,27 +533,10 @@ class Blamer:
         self, rev: str, path: str, lines: list[int], skip: list[str]
     ) -> list[tuple[int, str, int, str]]:
         """(final line, commit, its line there, its file name) for each blamed line."""
-        args = ["blame", "--porcelain"]
-        if self.ignore_file:
-            args += ["--ignore-revs-file", self.ignore_file]
-        for sha in skip:
-            args += ["--ignore-rev", sha]
-        for ln in lines:
-            args += ["-L", f"{ln},{ln}"]
-        r = self.git.run([*args, rev, "--", path], check=False)
-        if r.returncode != 0:
-            return []
-        out: list[tuple[int, str, int, str]] = []
-        cur: tuple[str, int, int] | None = None
-        for line in r.stdout.split("\n"):
-            m = _PORCELAIN.match(line)
-            if m:
-                cur = (m.group(1), int(m.group(2)), int(m.group(3)))
-            elif line.startswith("committer-time ") and cur is not None:
-                self._times[cur[0]] = int(line.split()[1])
-            elif line.startswith("filename ") and cur is not None:
-                out.append((cur[2], cur[0], cur[1], line[len("filename "):]))
-                cur = None
+        out, times = self.git.blame(
+            rev, path, lines, ignore_revs_file=self.ignore_file, ignore=skip
+        )
+        self._times.update(times)
         return out
 
     def kind(self, commit: str, path: str, line: int) -> str:
@@ -742,7 +549,7 @@ class Blamer:
         parents = self.git.git("rev-list", "--parents", "-n", "1", commit).split()[1:]
         if parents:
             try:
-                raw, _ = changed_files(self.git, parents[0], commit, counts_wanted=False)
+                raw, _ = self.git.changed_files(parents[0], commit, counts_wanted=False)
             except GitError:
                 raw = []
             rc = next((r for r in raw if r.path == path), None)
@@ -758,7 +565,7 @@ class Blamer:
                 if decl is not None:
                     kind = decl
                 else:  # any other line: was the whole file only reformatted?
-                    patch = file_patch(self.git, parents[0], commit, [path]).get(path, "")
+                    patch = self.git.file_patch(parents[0], commit, [path]).get(path, "")
                     if _reformatted(self.sources, rc, patch):
                         kind = "format"
         self._kinds[key] = kind
@@ -793,7 +600,7 @@ class Blamer:
         if not parents:
             return None
         try:
-            raw, _ = changed_files(self.git, parents[0], commit, counts_wanted=False)
+            raw, _ = self.git.changed_files(parents[0], commit, counts_wanted=False)
         except GitError:
             return None
         rc = next((r for r in raw if r.path == path), None)
@@ -967,12 +774,44 @@ def collect_git(
     t0 = time.perf_counter()
     branch = branch or profile.branch
     repo_name = repo or profile.repo
+    stats = GitCollectStats(repo_name, branch, "", "")
+
+    def stored(_item: Collected, res: IngestResult) -> None:
+        setattr(stats, res.outcome, getattr(stats, res.outcome, 0) + 1)
+
+    records = git_records(
+        store, path, profile, stats, since=since, audit=audit, quiet=quiet, warn=warn,
+        lineage=lineage, fork=fork,
+    )
+    ingest_all(store, records, profile, progress=stored)
+    stats.seconds = time.perf_counter() - t0
+    return stats
+
+
+def git_records(
+    store: Store,
+    path: str,
+    profile: Profile,
+    stats: GitCollectStats,
+    *,
+    since: str | None = None,
+    audit: bool = True,
+    quiet: bool = False,
+    warn: Callable[[str], None] = print,
+    lineage: bool = True,
+    fork: str | None = None,
+) -> Iterator[Collected]:
+    """The records of :func:`collect_git`'s run, each with its ``mined_commits`` mark, then
+    the branch cursor (written once the relations are rebuilt). ``stats`` names the
+    repository and branch and is filled in as the run goes (outcomes are the caller's)."""
+    t0 = time.perf_counter()
+    branch, repo_name = stats.branch, stats.repo
     fork = fork or (str(profile.raw["profile"].get("fork") or "") or None)
     with GitRepo(path) as git:
         tip = git.resolve_branch(branch)
         scope = f"{repo_name}:{branch}"
         last = store.get_state("git", scope, "tip")
-        stats = GitCollectStats(repo_name, branch, tip, "")
+        stats.tip = tip
         said = warn
 
         def warn(msg: str) -> None:  # every warning printed is counted in the summary
@@ -989,17 +828,14 @@ def collect_git(
             stats.up_to_date = True
             stats.range = f"{tip[:12]}"
             stats.seconds = time.perf_counter() - t0
-            return stats
+            return
         elif last and git.is_ancestor(last, tip):
             base = last
         else:
             base = None
         rng = [f"{base}..{tip}"] if base else [tip]
         stats.range = f"{base[:12]}..{tip[:12]}" if base else f"all to {tip[:12]}"
-        mined = {
-            r[0]
-            for r in store.conn.execute("SELECT sha FROM mined_commits WHERE repo=?", (repo_name,))
-        }
+        mined = store.mined_shas(repo_name)
         auditor = _Auditor(git, profile, warn) if audit else None
         boundary = git.shallow_boundary()
         known = store.get_state("git", scope, "decl_paths")
@@ -1025,7 +861,7 @@ def collect_git(
                         stats.skipped_boundary += 1
                         continue
                     b.note(sha[:10])
-                    _mine_commit(run, sha, set(files))
+                    yield from _mine_commit(run, sha, set(files))
                     b.advance()
                 # commits the pickaxe cannot see: a declaration changed on a line that names
                 # no family spelling (a condition, a continuation line)
@@ -1036,22 +872,21 @@ def collect_git(
                         continue
                     stats.scan_hits += 1
                     b.note(sha[:10])
-                    _mine_commit(run, sha, changed)
+                    yield from _mine_commit(run, sha, changed)
                     b.advance()
                 stats.scanned = background.commits
         finally:
             background.close()
             if run.blamer is not None:
                 run.blamer.close()
-    from ..graph import build_relations  # networkx: imported only when there is work
-
-    build_relations(store, profile)
     # the cursor moves only once the relations are built: a run killed in between redoes them
-    with store.transaction():
-        store.set_state("git", scope, "decl_paths", json.dumps(sorted(run.decl_paths)))
-        store.set_state("git", scope, "tip", tip)
-    stats.seconds = time.perf_counter() - t0
-    return stats
+    yield Collected.only_cursor(
+        [
+            StateUpdate("git", scope, "decl_paths", json.dumps(sorted(run.decl_paths))),
+            StateUpdate("git", scope, "tip", tip),
+        ],
+        after_relations=True,
+    )
 
 
 class _Auditor:
@@ -1154,18 +989,18 @@ class _Run:
     sources: Sources
 
 
-def _mine_commit(run: _Run, sha: str, matched: set[str]) -> None:
+def _mine_commit(run: _Run, sha: str, matched: set[str]) -> Iterator[Collected]:
     store, git, profile, repo_name = run.store, run.git, run.profile, run.repo_name
     stats, warn, auditor, blamer = run.stats, run.warn, run.auditor, run.blamer
     decl_paths = run.decl_paths
     _warn = warn
 
-    meta = commit_meta(git, sha)
+    meta = git.commit_meta(sha)
     parent = meta.parents[0] if meta.parents else None
     label = f"commit {sha[:12]}"
     number, title = _pr_number(meta)
     try:
-        raw, counts = changed_files(git, parent, sha)
+        raw, counts = git.changed_files(parent, sha)
     except GitError as e:
         _warn(f"{label}: cannot list its files ({e}); skipped")
         return
@@ -1178,7 +1013,7 @@ def _mine_commit(run: _Run, sha: str, matched: set[str]) -> None:
         if (rc.path in matched or (rc.old_path or "") in matched)
         and not (rc.old_sha == NULL_SHA and rc.new_sha == NULL_SHA)
     ]
-    patches = file_patch(git, parent, sha, watched)
+    patches = git.file_patch(parent, sha, watched)
     # per watched file: the parent's declaration lines, and whether it changed beyond format
     spans_before: dict[str, tuple[set[int], set[int]]] = {}
     semantic: set[str] = set()
@@ -1276,12 +1111,12 @@ def _mine_commit(run: _Run, sha: str, matched: set[str]) -> None:
         body = f"This reverts commit {m.group(1)}."
     ref_taken = False
     if number is not None:
-        row = store.conn.execute(
-            "SELECT merge_commit_sha FROM prs WHERE repo=? AND ref=?", (repo_name, str(number))
-        ).fetchone()
-        ref_taken = row is not None and row[0] not in (None, sha)
+        stored_sha = store.merge_sha_of(repo_name, str(number))
+        ref_taken = stored_sha not in (None, sha)
         if ref_taken:
-            notes.append(f"PR #{number} already has commit {str(row[0])[:12]}; kept under its sha")
+            notes.append(
+                f"PR #{number} already has commit {str(stored_sha)[:12]}; kept under its sha"
+            )
     record: dict[str, Any] = {
         "number": None if ref_taken else number,
         "title": title,
@@ -1317,15 +1152,8 @@ def _mine_commit(run: _Run, sha: str, matched: set[str]) -> None:
     }
     pr_ref = str(number) if number is not None and not ref_taken else f"sha:{sha}"
 
-    def mark(conn: Any) -> None:
-        conn.execute(
-            "INSERT OR REPLACE INTO mined_commits(repo, sha, pr_ref) VALUES (?,?,?)",
-            (repo_name, sha, pr_ref),
-        )
-
-    res = ingest(store, record, profile, on_write=mark)
+    yield Collected(record, [MinedCommit(repo_name, sha, pr_ref)], tag=sha)
     stats.mined += 1
-    setattr(stats, res.outcome, getattr(stats, res.outcome, 0) + 1)
     if changes:
         stats.with_changes += 1
     stats.findings += len(findings)

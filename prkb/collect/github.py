@@ -12,7 +12,7 @@ patch cannot explain (:func:`prkb.analyze.diff.read_patch`: a continuation line 
 declaration starts above the hunk, an override's body) is read at base and head too, and
 analysed as whole files when both sides can be read (else from the patch, as before).
 A kept PR's reviews, review comments and conversation comments are read and the record goes
-through :func:`prkb.kb.ingest` like an imported one.
+through :func:`prkb.ingest.ingest` like an imported one.
 
 State lives in the store, written only after what it describes, so a run killed at any point
 and started again ends with the records of one clean run:
@@ -32,18 +32,18 @@ import os
 import re
 import urllib.parse
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..analyze.diff import iter_patch_lines, read_patch
 from ..errors import InputError, PrkbError
-from ..kb import ingest
+from ..ingest import Collected, CursorUpdate, IngestResult, StateUpdate, ingest_all
 from ..models import Finding
 from ..profile import Profile
 from ..secrets import install_log_filter, register_secret
 from ..store import Store
-from .github_http import DEFAULT_API_URL, GitHubClient, GitHubHTTPError, Page, remember
+from .github_http import DEFAULT_API_URL, GitHubClient, GitHubHTTPError, Page, cache_update
 
 SOURCE = "github"
 FILE_LIST_CAP = 3000
@@ -176,15 +176,20 @@ class GithubCollector:
 
     # --- the run ----------------------------------------------------------------------------
 
-    def run(self) -> GithubStats:
+    def records(self) -> Iterator[Collected]:
+        """The run, as the records (and cursor updates) for :func:`prkb.ingest.ingest_all`.
+
+        Counts of what was stored are the caller's to add (see :func:`collect_github`); a
+        kept PR's cursor is written in its record's transaction, so a refused record is tried
+        again by the next run.
+        """
         try:
-            self._walk()
+            yield from self._walk()
         finally:
             self._progress()
             self.client.close()
-        return self.stats
 
-    def _walk(self) -> None:
+    def _walk(self) -> Iterator[Collected]:
         hwm, floor = self._state("hwm"), self._state("floor")
         since = self.since or ""
         if hwm is not None and floor is not None and floor <= since:
@@ -198,15 +203,16 @@ class GithubCollector:
         first = True
         for key, page in self.client.pages(url, params, use_cache=True):
             if first and not page.cached:
-                with self.store.transaction():
-                    remember(self.store, key, page)
+                cached = cache_update(key, page)
+                if cached is not None:
+                    yield Collected.only_cursor([cached])
             first = False
             for pr in page.items:
                 updated = str(pr.get("updated_at") or "")
                 if top is None:
                     top = updated
                 if updated < stop_at:
-                    self._finish(top, new_floor)
+                    yield from self._finish(top, new_floor)
                     return
                 self.stats.listed += 1
                 number = int(pr["number"])
@@ -215,22 +221,23 @@ class GithubCollector:
                     continue
                 if self.max_prs is not None and self.stats.examined >= self.max_prs:
                     return  # incomplete: the high-water mark stays where it was
-                self._examine(pr)
+                yield from self._examine(pr)
                 self._progress()
-        self._finish(top, new_floor)
+        yield from self._finish(top, new_floor)
 
-    def _finish(self, top: str | None, floor: str) -> None:
+    def _finish(self, top: str | None, floor: str) -> Iterator[Collected]:
         self.stats.complete = True
         if top is None:
             return
         hwm = self._state("hwm")
-        with self.store.transaction():
-            self.store.set_state(SOURCE, self.scope, "hwm", max(top, hwm or ""))
-            self.store.set_state(SOURCE, self.scope, "floor", floor)
+        yield Collected.only_cursor([
+            StateUpdate(SOURCE, self.scope, "hwm", max(top, hwm or "")),
+            StateUpdate(SOURCE, self.scope, "floor", floor),
+        ])
 
     # --- one PR -----------------------------------------------------------------------------
 
-    def _examine(self, pr: dict[str, Any]) -> None:
+    def _examine(self, pr: dict[str, Any]) -> Iterator[Collected]:
         number = int(pr["number"])
         self.stats.examined += 1
         files_pages = list(
@@ -265,9 +272,9 @@ class GithubCollector:
         if len(files) >= FILE_LIST_CAP and not hits:
             findings.append(_truncated())
         mark = str(pr.get("updated_at") or "")
+        done = StateUpdate(SOURCE, self.scope, f"pr:{number}", mark)
         if not (hits or findings):
-            with self.store.transaction():
-                self.store.set_state(SOURCE, self.scope, f"pr:{number}", mark)
+            yield Collected.only_cursor([done])
             return
         self.stats.kept += 1
         for f in unread:  # the patch is kept either way: an unreadable side costs nothing
@@ -285,20 +292,24 @@ class GithubCollector:
             extra.extend(pages)
             lists[name] = [it for _k, pg in pages for it in pg.items]
         rec = build_record(pr, files, lists, self.repo, self.profile)
-        try:
-            res = ingest(self.store, rec, self.profile, contents=contents, extra_findings=findings)
-        except InputError as e:  # left unmarked: the next run tries it again
-            self.warn(f"PR #{number}: not stored: {e}")
-            return
+        updates: list[CursorUpdate] = [
+            u for key, pg in extra if not pg.cached
+            for u in [cache_update(key, pg)] if u is not None
+        ]
+        yield Collected(
+            rec, [*updates, done], contents=contents, extra_findings=findings, tag=number
+        )
+
+    def stored(self, item: Collected, res: IngestResult) -> None:
+        """Count a kept PR's outcome and pass on its notes (``ingest_all``'s progress)."""
         if res.outcome in ("new", "updated", "unchanged"):
             setattr(self.stats, res.outcome, getattr(self.stats, res.outcome) + 1)
         for note in res.notes:
-            self.warn(f"PR #{number}: {note}")
-        with self.store.transaction():
-            for key, pg in extra:
-                if not pg.cached:
-                    remember(self.store, key, pg)
-            self.store.set_state(SOURCE, self.scope, f"pr:{number}", mark)
+            self.warn(f"PR #{item.tag}: {note}")
+
+    def refused(self, item: Collected, e: InputError) -> None:
+        """A kept PR that cannot be stored: left unmarked, the next run tries it again."""
+        self.warn(f"PR #{item.tag}: not stored: {e}")
 
     def _read_sides(
         self, pr: dict[str, Any], f: dict[str, Any]
@@ -391,7 +402,7 @@ def build_record(
     repo: str,
     profile: Profile,
 ) -> dict[str, Any]:
-    """The snapshot-shaped record (see :mod:`prkb.collect.record`) of one kept PR."""
+    """The snapshot-shaped record (see :mod:`prkb.records`) of one kept PR."""
     merged_at = pr.get("merged_at")
     rec: dict[str, Any] = {
         "number": pr["number"],
@@ -455,11 +466,12 @@ def collect_github(
     warn: Callable[[str], None] | None = None,
 ) -> GithubStats:
     """Collect ``repo``'s PRs that touch the profile's family into ``store`` (resumable)."""
-    stats = GithubCollector(
+    collector = GithubCollector(
         store, repo, profile, token=token, api_url=api_url, since=since, max_prs=max_prs,
         pace=pace, on_progress=on_progress, warn=warn,
-    ).run()
-    from ..graph import build_relations  # networkx: imported only when there is work
-
-    build_relations(store, profile)
-    return stats
+    )
+    ingest_all(
+        store, collector.records(), profile, progress=collector.stored,
+        on_error=collector.refused,
+    )
+    return collector.stats

@@ -95,7 +95,7 @@ class _More:
     """The next page of one connection: of PR ``number``, or of the thread ``thread``."""
 
     number: int
-    conn: str              # a key of NODES
+    connection: str        # a key of NODES
     cursor: str
     target: dict[str, Any]  # the connection object whose "nodes" grow
     thread_id: str | None = None
@@ -128,11 +128,11 @@ def _thread_pending(number: int, threads: list[Any]) -> list[_More]:
 def _follow_up_query(tasks: list[_More]) -> str:
     in_repo, top = [], []
     for i, t in enumerate(tasks):
-        first = FIRST.get(t.conn, PAGE)
-        conn = "files" if t.conn == "listedFiles" else t.conn
-        page = (f"{'comments' if t.conn == 'threadComments' else conn}"
+        first = FIRST.get(t.connection, PAGE)
+        conn = "files" if t.connection == "listedFiles" else t.connection
+        page = (f"{'comments' if t.connection == 'threadComments' else conn}"
                 f"(first: {first}, after: {json.dumps(t.cursor)}) "
-                f"{{ {PAGE_INFO} nodes {{ {NODES[t.conn]} }} }}")
+                f"{{ {PAGE_INFO} nodes {{ {NODES[t.connection]} }} }}")
         if t.thread_id is not None:
             top.append(f"m{i}: node(id: {json.dumps(t.thread_id)}) "
                        f"{{ ... on PullRequestReviewThread {{ {page} }} }}")
@@ -155,19 +155,19 @@ def complete(client: GraphQLClient, repo: str, tasks: list[_More]) -> list[str]:
         for i, t in enumerate(now):
             holder = (ans.data.get(f"m{i}") if t.thread_id is not None
                       else (ans.data.get("repository") or {}).get(f"m{i}"))
-            key = "comments" if t.conn == "threadComments" else (
-                "files" if t.conn == "listedFiles" else t.conn)
+            key = "comments" if t.connection == "threadComments" else (
+                "files" if t.connection == "listedFiles" else t.connection)
             page = holder.get(key) if isinstance(holder, dict) else None
             if not isinstance(page, dict):
-                problems.append(f"#{t.number}: {t.conn} could not be completed")
+                problems.append(f"#{t.number}: {t.connection} could not be completed")
                 continue
             nodes = page.get("nodes") or []
             t.target.setdefault("nodes", []).extend(nodes)
             t.target["pageInfo"] = page.get("pageInfo") or {}
             if (page.get("pageInfo") or {}).get("hasNextPage"):
-                tasks.append(_More(t.number, t.conn, str(page["pageInfo"]["endCursor"]),
+                tasks.append(_More(t.number, t.connection, str(page["pageInfo"]["endCursor"]),
                                    t.target, t.thread_id))
-            if t.conn == "reviewThreads":
+            if t.connection == "reviewThreads":
                 tasks.extend(_thread_pending(t.number, nodes))
     return problems
 

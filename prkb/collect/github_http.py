@@ -11,7 +11,6 @@ included, counted by a ``GithubRetry`` subclass) and of the rate limit left.
 from __future__ import annotations
 
 import json
-import time
 import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from github.GithubException import GithubException
 from github.Requester import Requester
 
 from ..errors import PrkbError
+from ..ingest import CachedPage
 from ..secrets import redact
 from ..store import Store
 
@@ -170,7 +170,7 @@ class GitHubClient:
     def page(self, url: str, params: dict[str, Any] | None, *, use_cache: bool) -> Page:
         """One page of a list; with ``use_cache`` a conditional GET answered from the cache."""
         key = Requester.add_parameters_to_url(url, params or {}) if params else url
-        cached = lookup(self.store, key) if use_cache else None
+        cached = self.store.cached_page(key) if use_cache else None
         status, hdrs, data = self.get(url, params, etag=cached[0] if cached else None)
         if status == 304 and cached is not None:
             body = json.loads(cached[1])
@@ -208,24 +208,9 @@ def _describe(e: GithubException) -> str:
 # --- the http_cache table ----------------------------------------------------------------------
 
 
-def lookup(store: Store, url: str) -> tuple[str, str] | None:
-    row = store.conn.execute("SELECT etag, body FROM http_cache WHERE url=?", (url,)).fetchone()
-    if row is None or not row["etag"]:
-        return None
-    return str(row["etag"]), str(row["body"])
-
-
-def remember(store: Store, url: str, page: Page) -> None:
-    """Cache one page (call inside the transaction that also records what it was used for)."""
+def cache_update(url: str, page: Page) -> CachedPage | None:
+    """What caching one page writes (None for a page without an ETag: nothing to cache)."""
     if not page.etag:
-        return
-    store.conn.execute(
-        "INSERT INTO http_cache(url, etag, last_modified, body, fetched_at) VALUES (?,?,?,?,?) "
-        "ON CONFLICT(url) DO UPDATE SET etag=excluded.etag, body=excluded.body, "
-        "fetched_at=excluded.fetched_at",
-        (
-            url, page.etag, None,
-            json.dumps({"items": page.items, "next": page.next_url}, sort_keys=True),
-            time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        ),
-    )
+        return None
+    body = json.dumps({"items": page.items, "next": page.next_url}, sort_keys=True)
+    return CachedPage(url, page.etag, body)

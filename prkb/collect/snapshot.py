@@ -6,12 +6,13 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
 from ..analyze.diff import trim_patch
 from ..errors import InputError
-from ..kb import IngestResult, ingest, raw_record
+from ..ingest import Collected, IngestResult, ingest_all
 from ..profile import Profile
+from ..progress import bar
 from ..store import Store
 
 
@@ -48,14 +49,70 @@ def import_jsonl(
     profile: Profile,
     *,
     on_progress: Callable[[int], None] | None = None,
+    relations: Literal["yielded", "changed", "never"] = "never",
 ) -> ImportReport:
-    """Import every good line; bad lines are reported with their number and left out."""
+    """Import every good line; bad lines are reported with their number and left out.
+
+    ``relations`` says when the import rebuilds the relations (see
+    :func:`prkb.ingest.ingest_all`)."""
+    _check(path)
+    report = ImportReport()
+    ingest_all(
+        store, _records(path, report, {}, on_progress), profile, progress=_stored,
+        on_error=_refused, relations=relations,
+    )
+    return report
+
+
+def import_snapshots(
+    store: Store,
+    paths: list[Path],
+    profile: Profile,
+    *,
+    quiet: bool = True,
+    relations: Literal["yielded", "changed", "never"] = "yielded",
+) -> list[ImportReport]:
+    """Import several snapshots in one run (one relations rebuild at the end), each with its
+    progress bar and report."""
+    for path in paths:
+        _check(path)
+    reports = [ImportReport() for _ in paths]
+
+    def records() -> Iterator[Collected]:
+        for path, report in zip(paths, reports, strict=True):
+            with bar(f"import {path.name}", quiet=quiet) as b:
+                yield from _records(path, report, {}, lambda _n: b.advance())
+
+    ingest_all(
+        store, records(), profile, progress=_stored, on_error=_refused, relations=relations
+    )
+    return reports
+
+
+@dataclass(frozen=True)
+class _Line:
+    """Where an imported record came from, and the report it counts in."""
+
+    path: Path
+    no: int
+    report: ImportReport
+    seen: dict[str, int]  # ref -> the first line that held it, in this file
+
+
+def _check(path: Path) -> None:
     if not path.exists():
         raise InputError(f"snapshot {path} does not exist")
     if path.is_dir():
         raise InputError(f"snapshot {path} is a directory, not a JSONL file")
-    report = ImportReport()
-    seen: dict[str, int] = {}
+
+
+def _records(
+    path: Path,
+    report: ImportReport,
+    seen: dict[str, int],
+    on_progress: Callable[[int], None] | None,
+) -> Iterator[Collected]:
+    """The parsed lines of one snapshot; lines that are not JSON are reported and left out."""
     for no, text, err in iter_lines(path):
         report.lines += 1
         if on_progress:
@@ -75,21 +132,24 @@ def import_jsonl(
             report.errors.append(f"{path.name}:{no}: not JSON: nested too deeply")
             report.failed += 1
             continue
-        try:
-            res = ingest(store, obj, profile)
-        except InputError as e:
-            ident = _ident(obj)
-            report.errors.append(f"{path.name}:{no}{ident}: {e}")
-            report.failed += 1
-            continue
-        if res.ref in seen and res.outcome in ("updated", "older"):
-            report.errors.append(
-                f"{path.name}:{no}: PR {res.ref} also on line {seen[res.ref]}; "
-                "kept the record with the newer updated_at"
-            )
-        seen.setdefault(res.ref, no)
-        report.count(res)
-    return report
+        yield Collected(obj, tag=_Line(path, no, report, seen))
+
+
+def _stored(item: Collected, res: IngestResult) -> None:
+    line: _Line = item.tag
+    if res.ref in line.seen and res.outcome in ("updated", "older"):
+        line.report.errors.append(
+            f"{line.path.name}:{line.no}: PR {res.ref} also on line {line.seen[res.ref]}; "
+            "kept the record with the newer updated_at"
+        )
+    line.seen.setdefault(res.ref, line.no)
+    line.report.count(res)
+
+
+def _refused(item: Collected, e: InputError) -> None:
+    line: _Line = item.tag
+    line.report.errors.append(f"{line.path.name}:{line.no}{_ident(item.record)}: {e}")
+    line.report.failed += 1
 
 
 def _ident(obj: Any) -> str:
@@ -101,11 +161,8 @@ def _ident(obj: Any) -> str:
 def export_records(
     store: Store, *, trim: bool = False, profile: Profile | None = None
 ) -> Iterator[dict[str, Any]]:
-    rows = store.conn.execute(
-        "SELECT * FROM prs ORDER BY repo, COALESCE(number, 0), ref"
-    ).fetchall()
-    for row in rows:
-        rec = raw_record(store, row)
+    for row in store.prs_for_export():
+        rec = store.raw_record(row)
         if trim and profile is not None:
             for f in rec.get("files", []):
                 if f.get("patch"):

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
+import io
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
+from ..atomic import write_atomic
 from ..errors import InputError
 from ..progress import bar, console, json_term, safe_term, warn
 from . import open_store, profile_of
@@ -85,13 +86,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 def cmd_import(args: argparse.Namespace) -> int:
     from ..collect.snapshot import import_jsonl
     profile = profile_of(args)
-    with open_store(args) as store:
-        with bar("import", quiet=args.quiet) as b:
-            report = import_jsonl(store, args.file, profile, on_progress=lambda _n: b.advance())
-        if report.new or report.updated:
-            from ..graph import build_relations  # networkx: only when there is work
-
-            build_relations(store, profile)
+    with open_store(args) as store, bar("import", quiet=args.quiet) as b:
+        report = import_jsonl(
+            store, args.file, profile, on_progress=lambda _n: b.advance(),
+            relations="changed",
+        )
     for err in report.errors:
         warn(err)
     if args.json:
@@ -125,15 +124,9 @@ def cmd_export(args: argparse.Namespace) -> int:
             n = export_jsonl(store, sys.stdout, trim=args.trim_patches, profile=profile)
         else:
             out = Path(args.file)
-            tmp = out.with_name(out.name + ".tmp")
-            try:
-                with tmp.open("w", encoding="utf-8") as fh:
-                    n = export_jsonl(store, fh, trim=args.trim_patches, profile=profile)
-                tmp.replace(out)
-            except OSError as e:
-                with contextlib.suppress(OSError):  # on a read-only folder, unlink fails too
-                    tmp.unlink(missing_ok=True)
-                raise InputError(f"cannot write {out}: {e.strerror}") from None
+            buf = io.StringIO()
+            n = export_jsonl(store, buf, trim=args.trim_patches, profile=profile)
+            write_atomic(out, buf.getvalue())
             print(f"wrote {n} records to {out}", file=sys.stderr)
     return 0
 
@@ -151,10 +144,8 @@ def short_changes(changes: list[dict[str, Any]]) -> str:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from ..kb import facts_from_row
-
     with open_store(args) as store:
-        rows = [facts_from_row(store, r) for r in store.all_prs()]
+        rows = [store.facts_from_row(r) for r in store.all_prs()]
     if args.json:
         listing = [
             {
@@ -192,10 +183,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from ..kb import pr_facts
-
     with open_store(args) as store:
-        facts = pr_facts(store, args.number)
+        facts = store.pr_facts(args.number)
     if args.json:
         print(json_term(json.dumps(facts, ensure_ascii=False, indent=1)))
         return 0

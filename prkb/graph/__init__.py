@@ -35,7 +35,6 @@ import networkx as nx
 from networkx.readwrite.graphml import GraphMLWriter
 
 from ..errors import InputError, NotFound
-from ..kb import raw_record
 from ..models import Relation
 from ..profile import Profile
 from ..store import Store
@@ -109,7 +108,7 @@ def text_relations(store: Store, profile: Profile, rules: RuleSet | None = None)
     known = _known(store)
     out: list[Relation] = []
     for row in store.conn.execute("SELECT * FROM prs ORDER BY id"):
-        rec = raw_record(store, row)
+        rec = store.raw_record(row)
         me = node_key(row["number"], row["merge_commit_sha"])
         whose = f"#{row['number']}" if row["number"] is not None else me[7:19]
         for tr in relations_of_record(rec, profile, rules):

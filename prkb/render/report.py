@@ -19,7 +19,6 @@ import jinja2
 from ..analyze.risk import is_declaration_core, platform_split, risk_tags_for
 from ..errors import InputError
 from ..graph.relations import is_inferred
-from ..kb import pr_facts, raw_record
 from ..models import Finding, SymbolChange
 from ..profile import Profile, load_profile
 from ..store import Store
@@ -316,10 +315,10 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
 
     The caller must not change the result. Raises NotFound.
     """
-    facts = pr_facts(store, ref)
+    facts = store.pr_facts(ref)
     row = store.pr_row(facts["ref"], facts["repo"])
     assert row is not None
-    rec = raw_record(store, row)
+    rec = store.raw_record(row)
     ext = rec.get("prkb") or {}
     notes = sorted({str(n) for n in ext.get("notes") or []})
     body = rec.get("body") or ""

@@ -118,7 +118,7 @@ def gather(store: Store, profile: Profile) -> SiteData:
         pr = by_id.get(pr_id)
         if pr is None:
             continue
-        # a finding as ``prkb show --json`` shows it (prkb.kb.finding_json), with its severity
+        # a finding as ``prkb show --json`` shows it (Store.finding_json), with its severity
         f = {"rule": rule, "file": file, "class": cls, "message_en": message_en,
              "message_zh": message_zh, "commit": commit, "severity": severity, "pr": pr["id"]}
         pr["findings"].append(f)

@@ -6,8 +6,335 @@ The SQL of this concern lives here and nowhere else; the rest of prkb calls thes
 
 from __future__ import annotations
 
+import json
+import sqlite3
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ..errors import NotFound
+from ..glossary import risk_tag
+from ..models import Finding, KbSummary, StoredPr, SymbolChange
 from .core import StoreBase
+
+# the columns of ``prs`` that ingest writes, in order (see :meth:`PrQueries.write_pr_row`)
+PR_COLUMNS = (
+    "repo", "ref", "number", "title", "body", "state", "author", "created_at", "updated_at",
+    "closed_at", "merged_at", "merge_commit_sha", "url", "base_ref", "labels", "source", "raw",
+    "raw_hash", "analysis",
+)
 
 
 class PrQueries(StoreBase):
     """SQL of PR records, mixed into :class:`prkb.store.Store`."""
+
+    # --- ingest's writes (call inside one transaction) --------------------------------------
+
+    def stored_pr(self, repo: str, ref: str) -> StoredPr | None:
+        """What ingest compares a record with: the stored row's id, content hash, updated_at."""
+        row = self.conn.execute(
+            "SELECT id, raw_hash, updated_at FROM prs WHERE repo=? AND ref=?", (repo, ref)
+        ).fetchone()
+        if row is None:
+            return None
+        return StoredPr(int(row["id"]), str(row["raw_hash"]), row["updated_at"])
+
+    def write_pr_row(self, cols: dict[str, Any], existing: StoredPr | None) -> int:
+        """Insert the ``prs`` row (``cols`` keyed by :data:`PR_COLUMNS`), or update
+        ``existing`` and drop its derived rows (files, symbol changes, risk tags, findings);
+        returns the row id."""
+        if existing is None:
+            names = ", ".join(cols)
+            marks = ", ".join("?" for _ in cols)
+            cur = self.conn.execute(
+                f"INSERT INTO prs ({names}) VALUES ({marks})", tuple(cols.values())
+            )
+            return int(cur.lastrowid or 0)
+        pr_id = existing.id
+        sets = ", ".join(f"{k}=?" for k in cols)
+        self.conn.execute(f"UPDATE prs SET {sets} WHERE id=?", (*cols.values(), pr_id))
+        for table in ("files", "symbol_changes", "risk_tags", "findings"):
+            self.conn.execute(f"DELETE FROM {table} WHERE pr_id=?", (pr_id,))
+        return pr_id
+
+    def write_pr_files(self, pr_id: int, files: Sequence[dict[str, Any]]) -> None:
+        """The record's files (snapshot shape: filename, status, counts, patch), in order."""
+        self.conn.executemany(
+            "INSERT INTO files(pr_id, seq, path, status, additions, deletions, patch,"
+            " previous_path) VALUES (?,?,?,?,?,?,?,?)",
+            [
+                (pr_id, i, f["filename"], f["status"], f["additions"], f["deletions"],
+                 f.get("patch"), f.get("previous_filename"))
+                for i, f in enumerate(files)
+            ],
+        )
+
+    def write_symbol_changes(self, pr_id: int, changes: Sequence[SymbolChange]) -> None:
+        """The PR's declaration changes, in order."""
+        self.conn.executemany(
+            "INSERT INTO symbol_changes(pr_id, seq, file, class_name, attr, before, after,"
+            " direction, before_attr, before_file) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            [
+                (pr_id, i, c.file, c.class_name, c.attr, c.before, c.after, c.direction,
+                 c.before_attr, c.before_file)
+                for i, c in enumerate(changes)
+            ],
+        )
+
+    def write_risk_tags(self, pr_id: int, codes: Iterable[str]) -> None:
+        """The PR's risk tag codes (a repeated code is stored once)."""
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO risk_tags(pr_id, code) VALUES (?, ?)",
+            [(pr_id, code) for code in codes],
+        )
+
+    def write_findings(self, pr_id: int, findings: Sequence[Finding]) -> None:
+        """The PR's audit findings, in order."""
+        self.conn.executemany(
+            "INSERT INTO findings(pr_id, seq, rule, file, class_name, message_en, message_zh,"
+            " commit_sha, severity) VALUES (?,?,?,?,?,?,?,?,?)",
+            [
+                (pr_id, i, f.rule, f.file, f.class_name, f.message_en, f.message_zh, f.commit,
+                 f.severity)
+                for i, f in enumerate(findings)
+            ],
+        )
+
+    def upsert_pr_node(self, number: int, title: str | None, repo: str) -> None:
+        """The graph node ``pr:N`` of a stored PR (its kind, title and repository)."""
+        self.conn.execute(
+            "INSERT INTO nodes(key, kind, number, title, repo) VALUES (?, 'pr', ?, ?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET kind='pr', title=excluded.title, repo=excluded.repo"
+            " WHERE kind IS NOT 'pr' OR title IS NOT excluded.title OR repo IS NOT excluded.repo",
+            (f"pr:{number}", number, title, repo),
+        )
+
+    def write_builder_levels(
+        self, repo: str, sha: str, when: str, ref: str, levels: Sequence[dict[str, Any]]
+    ) -> None:
+        """Replace the audit's builder levels at commit ``sha`` (``prkb.builder_levels`` items
+        of a record: class, file, declared, effective, dynamic, spec_ready, levels,
+        level_text)."""
+        self.conn.execute(
+            "DELETE FROM builder_levels WHERE repo=? AND commit_sha=?", (repo, sha)
+        )
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO builder_levels(repo, commit_sha, committed_at, pr_ref,"
+            " class_name, file, declared, effective, dynamic, spec_ready, levels, level_text)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            [
+                (
+                    repo, sha, when, ref, str(b.get("class")), str(b.get("file")),
+                    b.get("declared"), b.get("effective"), int(bool(b.get("dynamic"))),
+                    None if b.get("spec_ready") is None else int(bool(b.get("spec_ready"))),
+                    _level_list(b.get("levels")),
+                    None if b.get("level_text") is None else str(b.get("level_text")),
+                )
+                for b in levels
+            ],
+        )
+
+    # --- collector bookkeeping --------------------------------------------------------------
+
+    def mined_shas(self, repo: str) -> set[str]:
+        """The commits of ``repo`` the git collector has mined."""
+        return {
+            str(r[0])
+            for r in self.conn.execute("SELECT sha FROM mined_commits WHERE repo=?", (repo,))
+        }
+
+    def mark_mined(self, repo: str, sha: str, pr_ref: str) -> None:
+        """Note that commit ``sha`` was mined into record ``pr_ref`` (call inside the
+        transaction that writes the record)."""
+        self.conn.execute(
+            "INSERT OR REPLACE INTO mined_commits(repo, sha, pr_ref) VALUES (?,?,?)",
+            (repo, sha, pr_ref),
+        )
+
+    def merge_sha_of(self, repo: str, ref: str) -> str | None:
+        """The merge commit stored for record ``ref`` of ``repo`` (None: no such record, or
+        it names no commit)."""
+        row = self.conn.execute(
+            "SELECT merge_commit_sha FROM prs WHERE repo=? AND ref=?", (repo, ref)
+        ).fetchone()
+        return None if row is None or row[0] is None else str(row[0])
+
+    def cached_page(self, url: str) -> tuple[str, str] | None:
+        """(etag, body) of a cached HTTP page, None when not cached or without an ETag."""
+        row = self.conn.execute(
+            "SELECT etag, body FROM http_cache WHERE url=?", (url,)
+        ).fetchone()
+        if row is None or not row["etag"]:
+            return None
+        return str(row["etag"]), str(row["body"])
+
+    def cache_page(self, url: str, etag: str, body: str) -> None:
+        """Cache one page's ETag and body, stamped now (call inside the transaction that
+        records what the page was used for)."""
+        self.conn.execute(
+            "INSERT INTO http_cache(url, etag, last_modified, body, fetched_at)"
+            " VALUES (?,?,?,?,?) ON CONFLICT(url) DO UPDATE SET etag=excluded.etag,"
+            " body=excluded.body, fetched_at=excluded.fetched_at",
+            (url, etag, None, body, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())),
+        )
+
+    # --- whole-KB readers -------------------------------------------------------------------
+
+    def prs_for_export(self) -> list[sqlite3.Row]:
+        """Every ``prs`` row, by repository, number and ref (the order of an export)."""
+        return self.conn.execute(
+            "SELECT * FROM prs ORDER BY repo, COALESCE(number, 0), ref"
+        ).fetchall()
+
+    def kb_summary(self) -> KbSummary:
+        """Counts of what the knowledge base holds (``prkb demo``'s summary)."""
+        c = self.conn
+        first, last = c.execute(
+            "SELECT min(COALESCE(merged_at, created_at)), max(COALESCE(merged_at, created_at))"
+            " FROM prs"
+        ).fetchone()
+        return KbSummary(
+            prs=int(c.execute("SELECT count(*) FROM prs").fetchone()[0]),
+            changes=int(c.execute("SELECT count(*) FROM symbol_changes").fetchone()[0]),
+            classes=int(
+                c.execute("SELECT count(DISTINCT class_name) FROM symbol_changes").fetchone()[0]
+            ),
+            findings=int(c.execute("SELECT count(*) FROM findings").fetchone()[0]),
+            relations=int(c.execute("SELECT count(*) FROM relations").fetchone()[0]),
+            first=first,
+            last=last,
+            by_direction=[
+                (str(d), int(n))
+                for d, n in c.execute(
+                    "SELECT direction, count(*) FROM symbol_changes GROUP BY direction"
+                    " ORDER BY 2 DESC"
+                )
+            ],
+        )
+
+    # --- reading back -----------------------------------------------------------------------
+
+    def pr_facts(self, ref: str | int, repo: str | None = None) -> dict[str, Any]:
+        """The facts of one PR in the shape ``prkb show --json`` prints; NotFound if absent."""
+        row = self.pr_row(ref, repo)
+        if row is None:
+            raise NotFound(f"no PR {str(ref).lstrip('#')} in the knowledge base {self.path}")
+        return self.facts_from_row(row)
+
+    def facts_from_row(self, row: sqlite3.Row) -> dict[str, Any]:
+        """The facts (``prkb show --json`` shape) of one ``prs`` row."""
+        pr_id = row["id"]
+        conn = self.conn
+        analysis = json.loads(row["analysis"] or "{}")
+        files = [
+            {
+                "path": r["path"],
+                "status": r["status"],
+                "additions": r["additions"],
+                "deletions": r["deletions"],
+                "previous_path": r["previous_path"],
+            }
+            for r in conn.execute("SELECT * FROM files WHERE pr_id=? ORDER BY seq", (pr_id,))
+        ]
+        changes = [
+            {
+                "file": r["file"],
+                "class": r["class_name"],
+                "attr": r["attr"],
+                "before": r["before"],
+                "after": r["after"],
+                "direction": r["direction"],
+                "before_attr": r["before_attr"],
+                "before_file": r["before_file"],
+            }
+            for r in conn.execute(
+                "SELECT * FROM symbol_changes WHERE pr_id=? ORDER BY seq", (pr_id,)
+            )
+        ]
+        tags = [
+            risk_tag(r["code"]).to_json()
+            for r in conn.execute(
+                "SELECT code FROM risk_tags WHERE pr_id=? ORDER BY rowid", (pr_id,)
+            )
+        ]
+        findings = [
+            self.finding_json(r)
+            for r in conn.execute("SELECT * FROM findings WHERE pr_id=? ORDER BY seq", (pr_id,))
+        ]
+        key = (
+            f"pr:{row['number']}" if row["number"] is not None
+            else f"commit:{row['merge_commit_sha']}"
+        )
+        relations = []
+        for r in conn.execute(
+            "SELECT * FROM relations WHERE source=? OR target=? ORDER BY type, source, target",
+            (key, key),
+        ):
+            out = r["source"] == key
+            other = r["target"] if out else r["source"]
+            relations.append(
+                {
+                    "type": r["type"],
+                    "other": _other(other),
+                    "direction": "out" if out else "in",
+                    "evidence": r["evidence"],
+                    "confidence": r["confidence"],
+                    "origin": r["origin"],
+                }
+            )
+        return {
+            "repo": row["repo"],
+            "ref": row["ref"],
+            "number": row["number"],
+            "title": row["title"],
+            "state": row["state"],
+            "author": row["author"],
+            "created_at": row["created_at"],
+            "updated_at": row["updated_at"],
+            "closed_at": row["closed_at"],
+            "merged_at": row["merged_at"],
+            "merge_commit_sha": row["merge_commit_sha"],
+            "url": row["url"],
+            "source": row["source"],
+            "labels": json.loads(row["labels"] or "[]"),
+            "files": files,
+            "symbol_changes": changes,
+            "tests_touched": analysis.get("tests_touched", []),
+            "platforms": analysis.get("platforms", []),
+            "core_paths": analysis.get("core_paths", []),
+            "notes": analysis.get("notes", []),
+            "risk_tags": tags,
+            "findings": findings,
+            "relations": relations,
+        }
+
+    @staticmethod
+    def finding_json(r: sqlite3.Row) -> dict[str, Any]:
+        """A ``findings`` row in the shape of ``prkb show --json``."""
+        return {
+            "rule": r["rule"],
+            "file": r["file"],
+            "class": r["class_name"],
+            "message_en": r["message_en"],
+            "message_zh": r["message_zh"],
+            "commit": r["commit_sha"],
+        }
+
+    @staticmethod
+    def raw_record(row: sqlite3.Row) -> dict[str, Any]:
+        """The snapshot-shaped record a ``prs`` row was stored from."""
+        rec: dict[str, Any] = json.loads(row["raw"])
+        return rec
+
+
+def _other(key: str) -> int | str:
+    if key.startswith("pr:") and key[3:].isdigit():
+        return int(key[3:])
+    return key
+
+
+def _level_list(value: Any) -> str | None:
+    """The stored form of a row's ``levels``: a JSON list of strings (None when absent)."""
+    if not isinstance(value, list):
+        return None
+    return json.dumps([str(v) for v in value], ensure_ascii=False)

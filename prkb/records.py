@@ -7,10 +7,11 @@ it and returns a clean copy, or raises :class:`InputError` naming the field that
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
-from ..errors import InputError
+from .dates import parse_when, utc_stamp
+from .errors import InputError
 
 SOURCES = ("github", "git", "curated")
 STATES = ("open", "closed", "merged")
@@ -69,15 +70,14 @@ def _date(v: Any, field: str) -> str | None:
         return None
     if not _DATE.match(s):
         raise InputError(f"{field!r} is not an ISO date: {s!r:.40}")
-    try:
-        dt = datetime.fromisoformat(s.replace(" ", "T", 1))
-    except ValueError:
-        raise InputError(f"{field!r} is not a valid date: {s!r:.40}") from None
-    if len(s) == 10:  # YYYY-MM-DD: a day, no time of day
-        return dt.strftime("%Y-%m-%d")
-    if dt.tzinfo is None:
-        return dt.strftime("%Y-%m-%dT%H:%M:%S")
-    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    when = parse_when(s)
+    if when is None:
+        raise InputError(f"{field!r} is not a valid date: {s!r:.40}")
+    if not isinstance(when, datetime):  # YYYY-MM-DD: a day, no time of day
+        return when.isoformat()
+    if when.tzinfo is None:
+        return when.strftime("%Y-%m-%dT%H:%M:%S")
+    return utc_stamp(when)
 
 
 def _login(v: Any, field: str) -> dict[str, str] | None:

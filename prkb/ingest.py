@@ -1,0 +1,329 @@
+"""Ingest: the one door every record goes through on its way into the knowledge base.
+
+``ingest`` validates, analyses and writes one record and everything derived from it in one
+transaction; re-ingesting identical content changes nothing. ``ingest_all`` drives a
+collector: the collector yields :class:`Collected` items (a record and the resume cursor it
+completes), ``ingest_all`` writes each record with its cursor in one transaction, counts the
+outcomes and rebuilds the relations once at the end, before the cursors that must wait for
+them (the git collector's branch tip).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .analyze.diff import changes_from_patch
+from .analyze.risk import analyse
+from .analyze.symbols import SourceError, diff_declarations, parse_classes
+from .errors import InputError
+from .models import Analysis, Finding, StoredPr, SymbolChange
+from .profile import Profile
+from .records import normalize_record, record_ref
+from .store import Store, canonical_json, content_hash
+
+# --- what collectors yield ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StateUpdate:
+    """A collector cursor: ``collect_state`` (source, scope, key) becomes ``value``."""
+
+    source: str
+    scope: str
+    key: str
+    value: str
+
+
+@dataclass(frozen=True)
+class MinedCommit:
+    """The git collector's mark: commit ``sha`` of ``repo`` was mined into record ``pr_ref``."""
+
+    repo: str
+    sha: str
+    pr_ref: str
+
+
+@dataclass(frozen=True)
+class CachedPage:
+    """An HTTP page to cache (the GitHub collector's conditional requests)."""
+
+    url: str
+    etag: str
+    body: str
+
+
+CursorUpdate = StateUpdate | MinedCommit | CachedPage
+
+
+@dataclass
+class Collected:
+    """One item a collector yields: a record and the cursor updates written in the same
+    transaction as the record (:meth:`only_cursor`: cursor updates alone).
+
+    ``after_relations``: write the updates only after the relations are rebuilt at the end of
+    the run (a cursor that says the whole run is done). ``contents`` (whole files before and
+    after) and ``extra_findings`` go to :func:`ingest`; ``tag`` is the collector's own name
+    for the item (a line number, a PR number), handed back to its callbacks.
+    """
+
+    record: Any | None
+    cursor_updates: Sequence[CursorUpdate] = ()
+    after_relations: bool = False
+    contents: dict[str, tuple[str | None, str | None]] | None = None
+    extra_findings: list[Finding] | None = None
+    tag: Any = None
+    has_record: bool = True  # False: cursor updates alone (a record may itself be None)
+
+    @classmethod
+    def only_cursor(
+        cls, updates: Sequence[CursorUpdate], *, after_relations: bool = False
+    ) -> Collected:
+        """An item that writes cursor updates alone."""
+        return cls(None, updates, after_relations=after_relations, has_record=False)
+
+
+@dataclass
+class IngestResult:
+    ref: str
+    outcome: str  # new, updated, unchanged, older
+    pr_id: int | None = None
+    notes: tuple[str, ...] = ()
+
+
+@dataclass
+class IngestCounts:
+    """What one :func:`ingest_all` run did."""
+
+    new: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    older: int = 0
+    failed: int = 0  # records refused (InputError) and handed to ``on_error``
+    items: int = 0  # items the collector yielded
+    relations: dict[str, Any] | None = field(default=None)  # build_relations' stats, if run
+
+    def count(self, res: IngestResult) -> None:
+        setattr(self, res.outcome, getattr(self, res.outcome) + 1)
+
+
+# --- one record ----------------------------------------------------------------------------------
+
+
+def symbol_changes_for(
+    rec: dict[str, Any],
+    profile: Profile,
+    contents: dict[str, tuple[str | None, str | None]] | None = None,
+) -> tuple[list[SymbolChange], list[Finding], list[str]]:
+    """Declaration changes of one record: collector facts, else whole files, else patches."""
+    notes: list[str] = []
+    ext = rec.get("prkb") or {}
+    findings = [Finding.from_json(f) for f in ext.get("findings", [])]
+    if "symbol_changes" in ext:
+        return [SymbolChange.from_json(c) for c in ext["symbol_changes"]], findings, notes
+    changes: list[SymbolChange] = []
+    contents = contents or {}
+    for f in rec.get("files", []):
+        path = f["filename"]
+        if not path.endswith(".py"):
+            continue
+        if path in contents:
+            before_src, after_src = contents[path]
+            try:
+                before = parse_classes(before_src, profile, filename=path) if before_src else None
+                after = parse_classes(after_src, profile, filename=path) if after_src else None
+            except SourceError as e:
+                notes.append(f"{path}: {e}; read from the patch instead")
+            else:
+                changes.extend(diff_declarations(path, before, after, profile))
+                continue
+        patch = f.get("patch")
+        if patch:
+            changes.extend(changes_from_patch(path, patch, profile))
+    return changes, findings, notes
+
+
+def ingest(
+    store: Store,
+    raw: Any,
+    profile: Profile,
+    *,
+    contents: dict[str, tuple[str | None, str | None]] | None = None,
+    extra_findings: list[Finding] | None = None,
+    cursor_updates: Sequence[CursorUpdate] = (),
+) -> IngestResult:
+    """Validate, analyse and store one record (one transaction). Raises InputError.
+
+    ``cursor_updates`` are written inside that transaction, and also when the record was
+    unchanged, so a collector's bookkeeping never lags its data.
+    """
+    rec = normalize_record(raw)
+    repo = (rec.get("prkb") or {}).get("repo") or profile.repo
+    ref = record_ref(rec)
+    digest = content_hash(rec)
+    existing = store.stored_pr(repo, ref)
+    kept = _kept(existing, digest, rec)
+    if kept is not None:
+        if cursor_updates:
+            with store.transaction():
+                apply_cursor(store, cursor_updates)
+        return IngestResult(ref, kept, existing.id if existing is not None else None)
+    changes, findings, notes = symbol_changes_for(rec, profile, contents)
+    findings.extend(extra_findings or [])
+    analysis = analyse(rec, changes, findings, profile)
+    # what the collector said of the record (why it was kept, what it could not read)
+    analysis.notes = [*notes, *[str(n) for n in (rec.get("prkb") or {}).get("notes") or []]]
+    with store.transaction():
+        # another process may have written this PR since the look above: look again
+        existing = store.stored_pr(repo, ref)
+        kept = _kept(existing, digest, rec)
+        if kept is not None and existing is not None:
+            apply_cursor(store, cursor_updates)
+            return IngestResult(ref, kept, existing.id)
+        pr_id = _write(store, repo, ref, rec, digest, analysis, existing)
+        levels = (rec.get("prkb") or {}).get("builder_levels") or []
+        sha = rec.get("merge_commit_sha")
+        if sha and levels:
+            when = rec.get("merged_at") or rec.get("created_at") or ""
+            store.write_builder_levels(repo, sha, when, ref, levels)
+        apply_cursor(store, cursor_updates)
+    return IngestResult(ref, "new" if existing is None else "updated", pr_id, tuple(notes))
+
+
+def apply_cursor(store: Store, updates: Iterable[CursorUpdate]) -> None:
+    """Write cursor updates (call inside a transaction)."""
+    for u in updates:
+        if isinstance(u, StateUpdate):
+            store.set_state(u.source, u.scope, u.key, u.value)
+        elif isinstance(u, MinedCommit):
+            store.mark_mined(u.repo, u.sha, u.pr_ref)
+        else:
+            store.cache_page(u.url, u.etag, u.body)
+
+
+def _kept(existing: StoredPr | None, digest: str, rec: dict[str, Any]) -> str | None:
+    """"unchanged" or "older" when the stored record stays as it is; None to write."""
+    if existing is None:
+        return None
+    if existing.raw_hash == digest:
+        return "unchanged"
+    if existing.updated_at and rec.get("updated_at") and rec["updated_at"] < existing.updated_at:
+        return "older"
+    return None
+
+
+def _write(
+    store: Store,
+    repo: str,
+    ref: str,
+    rec: dict[str, Any],
+    digest: str,
+    analysis: Analysis,
+    existing: StoredPr | None,
+) -> int:
+    cols = {
+        "repo": repo,
+        "ref": ref,
+        "number": rec.get("number"),
+        "title": rec.get("title") or "",
+        "body": rec.get("body"),
+        "state": rec["state"],
+        "author": (rec.get("user") or {}).get("login"),
+        "created_at": rec.get("created_at"),
+        "updated_at": rec.get("updated_at"),
+        "closed_at": rec.get("closed_at"),
+        "merged_at": rec.get("merged_at"),
+        "merge_commit_sha": rec.get("merge_commit_sha"),
+        "url": rec.get("html_url"),
+        "base_ref": (rec.get("base") or {}).get("ref"),
+        "labels": json.dumps([lab["name"] for lab in rec.get("labels", [])], ensure_ascii=False),
+        "source": rec["source"],
+        "raw": canonical_json(rec),
+        "raw_hash": digest,
+        "analysis": canonical_json(
+            {
+                "tests_touched": analysis.tests_touched,
+                "platforms": analysis.platforms,
+                "core_paths": analysis.core_paths,
+                "notes": analysis.notes,
+            }
+        ),
+    }
+    pr_id = store.write_pr_row(cols, existing)
+    store.write_pr_files(pr_id, rec.get("files", []))
+    store.write_symbol_changes(pr_id, analysis.symbol_changes)
+    store.write_risk_tags(pr_id, [t.code for t in analysis.risk_tags])
+    store.write_findings(pr_id, analysis.findings)
+    if rec.get("number") is not None:
+        store.upsert_pr_node(rec["number"], rec.get("title"), repo)
+    return pr_id
+
+
+# --- a collector's run -------------------------------------------------------------------------
+
+
+def ingest_all(
+    store: Store,
+    records: Iterable[Collected],
+    profile: Profile,
+    *,
+    progress: Callable[[Collected, IngestResult], None] | None = None,
+    on_error: Callable[[Collected, InputError], None] | None = None,
+    relations: Literal["yielded", "changed", "never"] = "yielded",
+) -> IngestCounts:
+    """Write what a collector yields, then rebuild the relations once.
+
+    Each item's record is ingested with its cursor updates in one transaction (an item
+    without a record writes its updates alone); ``progress`` sees each result before the
+    collector is asked for its next item. A refused record (InputError) goes to ``on_error``
+    and the run goes on, or, without ``on_error``, ends the run. The relations are rebuilt
+    when the collector yielded anything (``"yielded"``: a resumed run rebuilds what a killed
+    one left undone), only when a record was new or updated (``"changed"``), or never; the
+    ``after_relations`` updates are written after that.
+    """
+    counts = IngestCounts()
+    final: list[CursorUpdate] = []
+    try:
+        for item in records:
+            counts.items += 1
+            if item.after_relations:
+                final.extend(item.cursor_updates)
+                if not item.has_record:
+                    continue
+            updates = () if item.after_relations else item.cursor_updates
+            if not item.has_record:
+                if updates:
+                    with store.transaction():
+                        apply_cursor(store, updates)
+                continue
+            try:
+                res = ingest(
+                    store, item.record, profile, contents=item.contents,
+                    extra_findings=item.extra_findings, cursor_updates=updates,
+                )
+            except InputError as e:
+                if on_error is None:
+                    raise
+                counts.failed += 1
+                on_error(item, e)
+                continue
+            counts.count(res)
+            if progress is not None:
+                progress(item, res)
+    finally:
+        close = getattr(records, "close", None)
+        if close is not None:  # a generator stopped early releases what it holds
+            close()
+    changed = counts.new + counts.updated > 0
+    if (relations == "yielded" and counts.items) or (relations == "changed" and changed):
+        from .graph import build_relations  # networkx: imported only when there is work
+
+        counts.relations = build_relations(store, profile)
+    if final:
+        # the cursor moves only once the relations are built: a run killed in between redoes
+        # them
+        with store.transaction():
+            apply_cursor(store, final)
+    return counts
