@@ -82,10 +82,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        # the whole profile is checked once, before any command reads it (or a file)
-        from .profile import load_profile
+        # the whole profile is checked once, before any command reads it (or a file), and
+        # against the profile the knowledge base records
+        from .commands import profile_of
 
-        load_profile(args.profile)
+        profile_of(args)
         rc = args.func(args)
     except PrkbError as e:
         print(f"prkb: error: {safe_term(redact(str(e)))}", file=sys.stderr)

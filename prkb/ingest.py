@@ -13,16 +13,17 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from .analyze.diff import changes_from_patch
 from .analyze.risk import analyse
 from .analyze.symbols import SourceError, diff_declarations, parse_classes
-from .errors import InputError
+from .errors import InputError, PrkbError
 from .models import Analysis, Finding, StoredPr, SymbolChange
-from .profile import Profile
+from .profile import DEFAULT_PROFILE, Profile, load_profile, profile_path
 from .records import normalize_record, record_ref
-from .store import Store, canonical_json, content_hash
+from .store import ProfileBinding, Store, StoreBase, canonical_json, content_hash
 
 # --- what collectors yield ---------------------------------------------------------------------
 
@@ -153,18 +154,24 @@ def ingest(
     contents: dict[str, tuple[str | None, str | None]] | None = None,
     extra_findings: list[Finding] | None = None,
     cursor_updates: Sequence[CursorUpdate] = (),
+    force: bool = False,
+    repo: str | None = None,
 ) -> IngestResult:
     """Validate, analyse and store one record (one transaction). Raises InputError.
+
+    ``force``: derive and write the record's facts again even when its content is unchanged
+    (``prkb rebuild``, after a profile change). ``repo``: the repository the record is
+    stored under (default: the record's own, else the profile's).
 
     ``cursor_updates`` are written inside that transaction, and also when the record was
     unchanged, so a collector's bookkeeping never lags its data.
     """
     rec = normalize_record(raw)
-    repo = (rec.get("prkb") or {}).get("repo") or profile.repo
+    repo = repo or (rec.get("prkb") or {}).get("repo") or profile.repo
     ref = record_ref(rec)
     digest = content_hash(rec)
     existing = store.stored_pr(repo, ref)
-    kept = _kept(existing, digest, rec)
+    kept = None if force else _kept(existing, digest, rec)
     if kept is not None:
         if cursor_updates:
             with store.transaction():
@@ -178,7 +185,7 @@ def ingest(
     with store.transaction():
         # another process may have written this PR since the look above: look again
         existing = store.stored_pr(repo, ref)
-        kept = _kept(existing, digest, rec)
+        kept = None if force else _kept(existing, digest, rec)
         if kept is not None and existing is not None:
             apply_cursor(store, cursor_updates)
             return IngestResult(ref, kept, existing.id)
@@ -326,4 +333,102 @@ def ingest_all(
         # them
         with store.transaction():
             apply_cursor(store, final)
+    return counts
+
+
+# --- the profile a knowledge base was built with ---------------------------------------------
+
+
+class ProfileMismatch(PrkbError):
+    """A profile other than the one the knowledge base's facts were derived with."""
+
+    exit_code = 2
+
+
+def binding_of(profile: Profile, asked: str | None) -> ProfileBinding:
+    """What a knowledge base records of ``profile`` (loaded from ``asked``: a bundled name, a
+    path, or None for the default)."""
+    source = asked or DEFAULT_PROFILE
+    if Path(source).suffix == ".toml":
+        source = str(profile_path(source).resolve())
+    return ProfileBinding(profile.name, source, profile.content_hash)
+
+
+def profile_for(
+    db: str | Path, asked: str | None, *, warn: Callable[[str], None] | None = None
+) -> Profile:
+    """The profile to use on the knowledge base ``db``: the one it records when none is
+    asked for; the one asked for when it agrees with the record (or nothing is recorded).
+
+    A different profile is refused (:class:`ProfileMismatch`): its facts would mix with the
+    recorded one's (``prkb rebuild --profile NAME`` re-derives them). A recorded profile whose
+    text changed since is used, with a warning that older facts came from its earlier text.
+    """
+    recorded = StoreBase.peek_profile(db)
+    if asked is None and recorded is not None:
+        try:
+            profile = load_profile(recorded.source or recorded.name)
+        except InputError as e:
+            raise InputError(
+                f"knowledge base {db} was built with profile {recorded.name!r} "
+                f"({recorded.source}), which cannot be loaded here: {e}; give --profile"
+            ) from None
+    else:
+        profile = load_profile(asked)
+    if recorded is None:
+        return profile
+    if profile.name != recorded.name:
+        raise ProfileMismatch(
+            f"knowledge base {db} holds facts derived with profile {recorded.name!r}, not "
+            f"{profile.name!r}: leave --profile out (or give {recorded.name!r}) to use it, or "
+            f"re-derive every record with the new one: prkb --db {db} rebuild --profile "
+            f"{asked or profile.name}"
+        )
+    if recorded.hash and profile.content_hash != recorded.hash and warn is not None:
+        warn(
+            f"profile {profile.name!r} changed since knowledge base {db} recorded it: facts "
+            f"stored before were derived with its earlier text ('prkb rebuild' re-derives them)"
+        )
+    return profile
+
+
+@dataclass
+class RebuildCounts:
+    """What :func:`rebuild` did."""
+
+    records: int = 0
+    updated: int = 0
+    git_records: int = 0  # records whose declaration facts come from the git collector
+    relations: dict[str, Any] | None = None
+
+
+def rebuild(store: Store, profile: Profile, binding: ProfileBinding,
+            *, progress: Callable[[int, int], None] | None = None) -> RebuildCounts:
+    """Re-derive every stored record with ``profile`` (risk tags, platforms, findings,
+    declaration changes read from patches), rebuild the relations, and record ``binding``.
+
+    Records from git keep the declaration facts the git collector computed (with whichever
+    profile it ran under); their commits are unmarked so the next ``collect git`` mines them
+    again with this profile. Each record is its own transaction: an interrupted rebuild
+    leaves whole records, and running it again finishes the work.
+    """
+    counts = RebuildCounts()
+    rows = store.all_prs()
+    for i, row in enumerate(rows, 1):
+        rec = store.raw_record(row)
+        counts.records += 1
+        if rec.get("source") == "git":
+            counts.git_records += 1
+        res = ingest(store, rec, profile, force=True, repo=str(row["repo"]))
+        if res.outcome in ("new", "updated"):
+            counts.updated += 1
+        if progress is not None:
+            progress(i, len(rows))
+    from .graph import build_relations  # networkx: imported only when there is work
+
+    counts.relations = build_relations(store, profile)
+    with store.transaction():
+        if counts.git_records:
+            store.forget_git_cursors()
+        store.set_profile(binding)
     return counts

@@ -34,13 +34,34 @@ def group(sub: Any, name: str, help_text: str) -> Any:
 
 
 def open_store(args: argparse.Namespace) -> Any:
+    """The knowledge base of ``--db``; its first write records the command's profile."""
+    from ..ingest import binding_of
     from ..paths import default_db_path
     from ..store import Store
 
-    return Store(default_db_path(getattr(args, "db", None)))
+    store = Store(default_db_path(getattr(args, "db", None)))
+    store.bind_profile(binding_of(profile_of(args), getattr(args, "profile", None)))
+    return store
 
 
 def profile_of(args: argparse.Namespace) -> Any:
-    from ..profile import load_profile
+    """The profile of this command: ``--profile``, else the one the knowledge base records,
+    else the default; checked against the knowledge base's record (once per command)."""
+    resolved = getattr(args, "resolved_profile", None)
+    if resolved is not None:
+        return resolved
+    from ..ingest import profile_for
+    from ..paths import default_db_path
+    from ..progress import warn
 
-    return load_profile(getattr(args, "profile", None))
+    if getattr(args, "rebuilding", False):  # prkb rebuild: the asked profile replaces the record
+        from ..profile import load_profile
+
+        args.resolved_profile = load_profile(getattr(args, "profile", None))
+        if getattr(args, "profile", None) is None:
+            args.resolved_profile = profile_for(default_db_path(getattr(args, "db", None)), None)
+        return args.resolved_profile
+    resolved = profile_for(default_db_path(getattr(args, "db", None)),
+                           getattr(args, "profile", None), warn=warn)
+    args.resolved_profile = resolved
+    return resolved

@@ -47,6 +47,23 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.set_defaults(func=cmd_import)
 
     p = sub.add_parser(
+        "rebuild",
+        parents=[common],
+        help="re-derive every record's facts with a profile (after a profile change)",
+        description=(
+            "A knowledge base records the profile its facts were derived with, and refuses "
+            "another one. 'prkb rebuild --profile NAME' re-analyses every stored record with "
+            "NAME (levels read from patches, risk tags, platforms, findings), rebuilds the "
+            "relations and records NAME. Records from git keep the declaration facts the git "
+            "collector computed; their commits are unmarked, so the next 'collect git' mines "
+            "them again under NAME. Without --profile it re-derives with the recorded profile "
+            "(after its text changed)."
+        ),
+    )
+    p.add_argument("--json", action="store_true", help="print the counts as JSON")
+    p.set_defaults(func=cmd_rebuild, rebuilding=True)
+
+    p = sub.add_parser(
         "export",
         parents=[common],
         help="export the knowledge base as JSONL",
@@ -108,6 +125,28 @@ def cmd_import(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
+    return 0
+
+
+def cmd_rebuild(args: argparse.Namespace) -> int:
+    from ..ingest import binding_of, rebuild
+
+    profile = profile_of(args)
+    with open_store(args) as store, bar("re-deriving", quiet=args.quiet) as b:
+        b.total(len(store.all_prs()))
+        counts = rebuild(store, profile, binding_of(profile, args.profile),
+                         progress=lambda i, n: b.advance())
+    out = {"records": counts.records, "updated": counts.updated,
+           "git_records": counts.git_records, "profile": profile.name}
+    if args.json:
+        print(json_term(json.dumps(out, ensure_ascii=False)))
+        return 0
+    print(safe_term(f"re-derived {counts.records} records with profile {profile.name} "
+                    f"({counts.updated} changed); relations rebuilt"))
+    if counts.git_records:
+        print(safe_term(f"{counts.git_records} records come from git: their declaration facts "
+                        "are the collector's; run 'prkb collect git' again to mine them under "
+                        f"{profile.name}"))
     return 0
 
 

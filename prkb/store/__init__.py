@@ -7,14 +7,23 @@ concern (``*_queries.py``), each holding the SQL of that concern. ``core.py`` ow
 
 from __future__ import annotations
 
-from .core import JOURNAL_KEEP, MIGRATIONS, StoreBase, canonical_json, content_hash, damaged
+from .core import (
+    JOURNAL_KEEP,
+    MIGRATIONS,
+    ProfileBinding,
+    StoreBase,
+    canonical_json,
+    content_hash,
+    damaged,
+)
 from .graph_queries import GraphQueries
 from .pr_queries import PrQueries
 from .report_queries import ReportQueries
 from .site_queries import SiteQueries
 
 __all__ = [
-    "JOURNAL_KEEP", "MIGRATIONS", "Store", "StoreBase", "canonical_json", "content_hash", "damaged",
+    "JOURNAL_KEEP", "MIGRATIONS", "ProfileBinding", "Store", "StoreBase", "canonical_json",
+    "content_hash", "damaged",
 ]
 
 

@@ -13,6 +13,7 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
@@ -235,7 +236,25 @@ MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE symbol_changes ADD COLUMN before_file TEXT;
         """,
     ),
+    (
+        "0007_kb_meta",
+        """
+        -- what this knowledge base is: the profile its facts were derived with
+        -- (profile.name, profile.source, profile.hash)
+        CREATE TABLE IF NOT EXISTS kb_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        """,
+    ),
 ]
+
+
+@dataclass(frozen=True)
+class ProfileBinding:
+    """The profile a knowledge base's facts were derived with: its name, how it was named
+    (a bundled name or a file path) and the sha256 of its text."""
+
+    name: str
+    source: str
+    hash: str
 
 
 def damaged(path: Path, detail: object) -> Damaged:
@@ -282,6 +301,7 @@ class StoreBase:
                 f"cannot create knowledge base {self.path}: its folder {folder} is read-only"
             )
         self._checked = memory  # integrity checked before the first write (new files: no need)
+        self._binding: ProfileBinding | None = None  # recorded with the first write
         try:
             self.conn = self._connect(timeout)
             self.conn.row_factory = sqlite3.Row
@@ -372,6 +392,9 @@ class StoreBase:
             self.check_integrity()
         self.conn.execute("BEGIN IMMEDIATE")
         try:
+            if self._binding is not None:  # the first write records the profile, if unrecorded
+                self._record_profile(self._binding)
+                self._binding = None
             yield self.conn
         except sqlite3.DatabaseError as e:
             self.conn.execute("ROLLBACK")
@@ -406,6 +429,60 @@ class StoreBase:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    # --- the profile ------------------------------------------------------------------------
+
+    def profile_binding(self) -> ProfileBinding | None:
+        """The profile recorded for this knowledge base, or None (new, or made before 0007)."""
+        try:
+            rows = dict(self.conn.execute(
+                "SELECT key, value FROM kb_meta WHERE key LIKE 'profile.%'"
+            ).fetchall())
+        except sqlite3.OperationalError:  # a read-only file made before kb_meta existed
+            return None
+        if "profile.name" not in rows:
+            return None
+        return ProfileBinding(rows["profile.name"], rows.get("profile.source", ""),
+                              rows.get("profile.hash", ""))
+
+    def bind_profile(self, binding: ProfileBinding) -> None:
+        """Record ``binding`` with this connection's first write, unless one is recorded."""
+        self._binding = binding
+
+    def set_profile(self, binding: ProfileBinding) -> None:
+        """Record ``binding`` now, replacing any (``prkb rebuild``; call in a transaction)."""
+        self.conn.execute("DELETE FROM kb_meta WHERE key LIKE 'profile.%'")
+        self._record_profile(binding)
+
+    def _record_profile(self, b: ProfileBinding) -> None:
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO kb_meta(key, value) VALUES (?, ?)",
+            [("profile.name", b.name), ("profile.source", b.source), ("profile.hash", b.hash)],
+        )
+
+    @staticmethod
+    def peek_profile(path: str | Path) -> ProfileBinding | None:
+        """The profile recorded in the knowledge base at ``path``, read without creating,
+        migrating or locking anything; None when there is no such file or no record."""
+        p = Path(path)
+        if str(p) == ":memory:" or not p.is_file():
+            return None
+        try:
+            conn = sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
+        except sqlite3.Error:
+            return None
+        try:
+            rows = dict(conn.execute(
+                "SELECT key, value FROM kb_meta WHERE key LIKE 'profile.%'"
+            ).fetchall())
+        except sqlite3.Error:
+            return None
+        finally:
+            conn.close()
+        if "profile.name" not in rows:
+            return None
+        return ProfileBinding(rows["profile.name"], rows.get("profile.source", ""),
+                              rows.get("profile.hash", ""))
+
     # --- state ----------------------------------------------------------------------------
 
     def get_state(self, source: str, scope: str, key: str) -> str | None:
@@ -422,6 +499,12 @@ class StoreBase:
             "ON CONFLICT(source, scope, key) DO UPDATE SET value=excluded.value",
             (source, scope, key, value),
         )
+
+    def forget_git_cursors(self) -> None:
+        """Unmark every mined commit and drop the git collector's cursors, so the next
+        ``collect git`` mines the whole history again (call inside a transaction)."""
+        self.conn.execute("DELETE FROM mined_commits")
+        self.conn.execute("DELETE FROM collect_state WHERE source = 'git'")
 
     # --- queries --------------------------------------------------------------------------
 
