@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -35,15 +34,13 @@ import networkx as nx
 from networkx.readwrite.graphml import GraphMLWriter
 
 from ..errors import InputError, NotFound
-from ..kb import raw_record
-from ..models import Relation
+from ..models import Node, Relation, node_key
 from ..profile import Profile
 from ..store import Store
 from .lineage import (
     code_alternatives,
     declaration_events,
     lineage_relations,
-    node_key,
     regression_candidates,
     timeline_relations,
 )
@@ -90,17 +87,8 @@ class _Known:
 
 
 def _known(store: Store) -> _Known:
-    conn = store.conn
-    pr_keys = {
-        f"pr:{r[0]}" for r in conn.execute("SELECT number FROM prs WHERE number IS NOT NULL")
-    }
-    issue_keys = {r[0] for r in conn.execute("SELECT key FROM nodes WHERE kind = 'issue'")}
-    sha_index = {
-        str(r["merge_commit_sha"]): node_key(r["number"], r["merge_commit_sha"])
-        for r in conn.execute("SELECT number, merge_commit_sha FROM prs "
-                              "WHERE merge_commit_sha IS NOT NULL")
-    }
-    return _Known(pr_keys, issue_keys, sha_index)
+    pr_keys = {f"pr:{p.number}" for p in store.graph_prs() if p.number is not None}
+    return _Known(pr_keys, store.issue_keys(), store.merged_shas())
 
 
 def text_relations(store: Store, profile: Profile, rules: RuleSet | None = None) -> list[Relation]:
@@ -108,10 +96,9 @@ def text_relations(store: Store, profile: Profile, rules: RuleSet | None = None)
     rules = rules or default_rules()
     known = _known(store)
     out: list[Relation] = []
-    for row in store.conn.execute("SELECT * FROM prs ORDER BY id"):
-        rec = raw_record(store, row)
-        me = node_key(row["number"], row["merge_commit_sha"])
-        whose = f"#{row['number']}" if row["number"] is not None else me[7:19]
+    for pr, rec in store.pr_records():
+        me = pr.key
+        whose = f"#{pr.number}" if pr.number is not None else me[7:19]
         for tr in relations_of_record(rec, profile, rules):
             other = known.resolve(tr.ref)
             if other == me:
@@ -302,25 +289,11 @@ def derive_relations(
         "lineage_unmapped_commits": unmapped,
         "code_alternatives": len(alts),
     }
-    prs = {
-        node_key(r["number"], r["merge_commit_sha"]): (str(r["state"]), str(r["created_at"] or ""))
-        for r in store.conn.execute("SELECT number, merge_commit_sha, state, created_at FROM prs")
-    }
+    prs = {p.key: (str(p.state), str(p.created_at or "")) for p in store.graph_prs()}
     found = text_names_the_culprit([*text, *timeline, *regress, *lineage, *alts], culprits)
     found = closed_fixes(found, {k: v[0] for k, v in prs.items()})
     found = replacements(found, prs)
     return resolve(found, rules), counts
-
-
-def _node_row(key: str) -> tuple[str, str, int | None, str | None]:
-    """(key, kind, number, repo) of a node created for a relation endpoint."""
-    kind, _, rest = key.partition(":")
-    if kind == "pr" or kind == "issue":
-        return key, kind, int(rest) if rest.isdigit() else None, None
-    if kind == "ext":
-        repo, _, num = rest.partition("#")
-        return key, "external", int(num) if num.isdigit() else None, repo
-    return key, "commit", None, None
 
 
 def build_relations(store: Store, profile: Profile) -> dict[str, Any]:
@@ -331,73 +304,26 @@ def build_relations(store: Store, profile: Profile) -> dict[str, Any]:
     """
     rules = default_rules()
     relations, counts = derive_relations(store, profile, rules)
-    with store.transaction() as conn:
+    depending = {r.source for r in relations if r.type == "depends-on"}
+    with store.transaction():
         # only what differs is written: readers of the change journal (the site build) then
         # see just the relations that really changed
-        want = {(r.source, r.target, r.type): (r.evidence, r.confidence, r.origin)
-                for r in relations}
-        have = {
-            (row[0], row[1], row[2]): (row[3], row[4], row[5])
-            for row in conn.execute(
-                "SELECT source, target, type, evidence, confidence, origin FROM relations"
-            )
-        }
-        conn.executemany(
-            "DELETE FROM relations WHERE source=? AND target=? AND type=?",
-            [k for k in have if k not in want],
-        )
-        conn.executemany(
-            "INSERT INTO relations(source, target, type, evidence, confidence, origin)"
-            " VALUES (?,?,?,?,?,?) ON CONFLICT(source, target, type) DO UPDATE SET"
-            " evidence=excluded.evidence, confidence=excluded.confidence, origin=excluded.origin",
-            [(*k, *v) for k, v in want.items() if have.get(k) != v],
-        )
-        for r in conn.execute(
-            "SELECT number, merge_commit_sha, title, repo FROM prs WHERE number IS NULL"
-        ).fetchall():
-            conn.execute(
-                "INSERT INTO nodes(key, kind, number, title, repo) VALUES (?, 'commit', NULL, ?, ?)"
-                " ON CONFLICT(key) DO UPDATE SET title=excluded.title, repo=excluded.repo"
-                " WHERE title IS NOT excluded.title OR repo IS NOT excluded.repo",
-                (f"commit:{r['merge_commit_sha']}", r["title"], r["repo"]),
-            )
+        store.sync_relations(relations)
+        store.sync_commit_nodes()
         endpoints = sorted({k for r in relations for k in (r.source, r.target)}, key=_order)
-        conn.executemany(
-            "INSERT OR IGNORE INTO nodes(key, kind, number, title, repo) VALUES (?,?,?,NULL,?)",
-            [_node_row(k) for k in endpoints],
-        )
-        conn.execute(
-            "DELETE FROM nodes WHERE title IS NULL"
-            " AND key NOT IN (SELECT source FROM relations UNION SELECT target FROM relations)"
-            " AND key NOT IN (SELECT 'pr:' || number FROM prs WHERE number IS NOT NULL)"
-        )
-        depending = {r.source for r in relations if r.type == "depends-on"}
-        ids = {
-            int(row["id"])
-            for row in conn.execute("SELECT id, number, merge_commit_sha FROM prs").fetchall()
-            if node_key(row["number"], row["merge_commit_sha"]) in depending
-        }
-        tagged = {int(row[0]) for row in conn.execute(
-            "SELECT pr_id FROM risk_tags WHERE code = 'depends-on-pr'"
-        )}
-        conn.executemany(
-            "DELETE FROM risk_tags WHERE pr_id = ? AND code = 'depends-on-pr'",
-            [(i,) for i in sorted(tagged - ids)],
-        )
-        conn.executemany(
-            "INSERT OR IGNORE INTO risk_tags(pr_id, code) VALUES (?, 'depends-on-pr')",
-            [(i,) for i in sorted(ids - tagged)],
-        )
+        store.add_nodes(Node.from_key(k) for k in endpoints)
+        store.drop_orphan_nodes()
+        ids = {i for i, key in store.pr_node_keys() if key in depending}
+        store.set_tagged("depends-on-pr", ids)
         store.prune_journal()  # the stage every collect and import ends with
     by_type: dict[str, int] = {}
     by_origin: dict[str, int] = {}
     for r in relations:
         by_type[r.type] = by_type.get(r.type, 0) + 1
         by_origin[r.origin] = by_origin.get(r.origin, 0) + 1
-    n_nodes = store.conn.execute("SELECT count(*) FROM nodes").fetchone()[0]
     return {
         "relations": len(relations),
-        "nodes": n_nodes,
+        "nodes": store.node_count(),
         "by_type": dict(sorted(by_type.items())),
         "by_origin": dict(sorted(by_origin.items())),
         "tagged_depends_on": len(ids),
@@ -411,28 +337,26 @@ def build_relations(store: Store, profile: Profile) -> dict[str, Any]:
 def load_graph(store: Store) -> nx.MultiDiGraph:
     """Every node and stored relation; edge keys are relation types."""
     g: nx.MultiDiGraph = nx.MultiDiGraph()
-    prs: dict[str, sqlite3.Row] = {}
-    for r in store.conn.execute("SELECT * FROM prs"):
-        prs[node_key(r["number"], r["merge_commit_sha"])] = r
-    for n in store.conn.execute("SELECT * FROM nodes"):
-        g.add_node(n["key"], kind=n["kind"], number=n["number"], title=n["title"], repo=n["repo"])
-    for key, r in prs.items():
+    prs = {p.key: p for p in store.graph_prs()}
+    for n in store.nodes():
+        g.add_node(n.key, kind=n.kind, number=n.number, title=n.title, repo=n.repo)
+    for key, p in prs.items():
         if key not in g:
-            kind = "pr" if r["number"] is not None else "commit"
-            g.add_node(key, kind=kind, number=r["number"], title=r["title"], repo=r["repo"])
+            kind = "pr" if p.number is not None else "commit"
+            g.add_node(key, kind=kind, number=p.number, title=p.title, repo=p.repo)
         g.nodes[key].update(
-            state=r["state"],
-            date=r["merged_at"] or r["closed_at"] or r["created_at"],
+            state=p.state,
+            date=p.merged_at or p.closed_at or p.created_at,
             stored=True,
         )
-    for e in store.conn.execute("SELECT * FROM relations ORDER BY rowid"):
-        for k in (e["source"], e["target"]):
+    for e in store.relations():
+        for k in (e.source, e.target):
             if k not in g:
-                _, kind, num, repo = _node_row(k)
-                g.add_node(k, kind=kind, number=num, title=None, repo=repo)
+                n = Node.from_key(k)
+                g.add_node(k, kind=n.kind, number=n.number, title=None, repo=n.repo)
         g.add_edge(
-            e["source"], e["target"], key=e["type"], type=e["type"], evidence=e["evidence"],
-            confidence=e["confidence"], origin=e["origin"],
+            e.source, e.target, key=e.type, type=e.type, evidence=e.evidence,
+            confidence=e.confidence, origin=e.origin,
         )
     return g
 
