@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from ..dates import parse_time
 from ..models import Relation
 from ..profile import Profile
 from ..store import Store
@@ -35,21 +36,16 @@ from .relations import RuleSet, default_rules, is_fix
 FAMILY = "family"
 
 
-def _parse_date(s: str) -> datetime | None:
-    if not s:
-        return None
-    try:
-        d = datetime.fromisoformat(s.replace("Z", "+00:00").replace(" ", "T"))
-    except ValueError:
-        return None
-    return d.replace(tzinfo=None)
-
-
 def days_between(a: str, b: str) -> float | None:
-    da, db = _parse_date(a), _parse_date(b)
-    if da is None or db is None:
+    """Days between two stored ISO times (either order, zones honoured: a time without one
+    is read as UTC); None when either is missing or unreadable."""
+    return _days(parse_time(a), parse_time(b))
+
+
+def _days(a: datetime | None, b: datetime | None) -> float | None:
+    if a is None or b is None:
         return None
-    return abs((db - da).total_seconds()) / 86400.0
+    return abs((b - a).total_seconds()) / 86400.0
 
 
 @dataclass(frozen=True)
@@ -352,8 +348,8 @@ def title_words(title: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text)}
 
 
-def title_similarity(a: str, b: str) -> float:
-    wa, wb = title_words(a), title_words(b)
+def word_similarity(wa: set[str], wb: set[str]) -> float:
+    """Jaccard similarity of two titles' words (:func:`title_words`); 0 if either is empty."""
     if not wa or not wb:
         return 0.0
     return len(wa & wb) / len(wa | wb)
@@ -394,6 +390,15 @@ def code_alternatives(
     for pr_id, syms in touched.items():
         for s in syms:
             by_symbol.setdefault(s, []).append(pr_id)
+    # what a pair is judged on, computed once per PR
+    when: dict[int, datetime | None] = {}
+    words: dict[int, set[str]] = {}
+    tests: dict[int, set[str]] = {}
+    for pr_id in touched:
+        r = rows[pr_id]
+        when[pr_id] = parse_time(str(r.created_at or r.date))
+        words[pr_id] = title_words(r.title)
+        tests[pr_id] = tests_named(r.body or "", files_of.get(pr_id, []), profile)
     seen: set[tuple[str, str]] = set()
     out = []
     for (cls, attr), ids in sorted(by_symbol.items()):
@@ -406,13 +411,11 @@ def code_alternatives(
                 ka, kb = ra.key, rb.key
                 if ka == kb:
                     continue
-                days = days_between(str(ra.created_at or ra.date), str(rb.created_at or rb.date))
+                days = _days(when[a], when[b])
                 if days is None or days > window:
                     continue
-                sim = title_similarity(ra.title, rb.title)
-                common = tests_named(ra.body or "", files_of.get(a, []), profile) & tests_named(
-                    rb.body or "", files_of.get(b, []), profile
-                )
+                sim = word_similarity(words[a], words[b])
+                common = tests[a] & tests[b]
                 if sim < threshold and not common:
                     continue
                 src, dst = sorted((ka, kb), key=_key_order)
