@@ -13,7 +13,6 @@ import pytest
 from prkb.cli import main
 from prkb.graph import build_relations
 from prkb.graph.lineage import (
-    class_timeline,
     code_alternatives,
     days_between,
     declaration_events,
@@ -21,6 +20,7 @@ from prkb.graph.lineage import (
     regression_candidates,
     timeline_relations,
 )
+from prkb.graph.query import class_timeline
 from prkb.kb import ingest
 from prkb.profile import load_profile
 from prkb.store import Store
@@ -271,7 +271,6 @@ def test_timeline_and_lineage_commands(store: Store, capsys: pytest.CaptureFixtu
 def test_timeline_keeps_same_named_builders_of_two_files_apart(tmp_path: Path) -> None:
     """A V0 and a V1 builder of one name are two builders: each shows only the commits where
     its own reading changed, instead of the two alternating at every collected commit."""
-    from prkb.graph.lineage import class_timeline
 
     v0, v1 = "vllm/attention/backends/x_attn.py", "vllm/v1/attention/backends/x_attn.py"
     readings = [  # (commit, file, effective): V1 changes at c3, V0 never

@@ -108,13 +108,13 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
 
 def cmd_timeline(args: argparse.Namespace) -> int:
-    from ..graph.lineage import class_timeline, known_classes
+    from ..graph.query import class_timeline
 
     profile = profile_of(args)
     with open_store(args) as store:
         tl = class_timeline(store, profile, args.class_name)
         if not tl["changes"] and not tl["effective"]:
-            names = known_classes(store)
+            names = store.known_classes()
             near = difflib.get_close_matches(args.class_name, names, n=3)
             hint = f"; did you mean {', '.join(near)}?" if near else ""
             raise NotFound(f"no declaration changes of class {args.class_name!r} are stored{hint}")

@@ -16,7 +16,7 @@
   ``kind``) give nothing. GitHub records carry no blame and get no lineage here.
 - **Alternatives**: two PRs on the same class and attribute within ``alternative_window_days``,
   one closed unmerged, with similar titles or a test named by both: ``alternative-to`` (0.7).
-  When the closed one is the older and the other merged or open, ``prkb.graph`` makes the
+  When the closed one is the older and the other merged or open, ``prkb.graph.build`` makes the
   newer one supersede it.
 """
 
@@ -436,63 +436,3 @@ def _key_order(key: str) -> tuple[int, str]:
     if kind == "pr" and rest.isdigit():
         return (int(rest), "")
     return (1 << 62, key)
-
-
-# --- the timeline view -------------------------------------------------------------------------
-
-
-def class_timeline(store: Store, profile: Profile, class_name: str) -> dict[str, Any]:
-    """Declared level over time (every change, across spellings) and, where the audit stored
-    readings, the effective level at each collected commit where it changed."""
-    events = declaration_events(store, profile, class_name)
-    level_rows = store.level_readings(class_name=class_name)
-    by_sha = {r.commit_sha: r for r in level_rows}
-    changes = []
-    declared: str | None = None
-    for e in events:
-        item = e.to_json()
-        item["merged"] = e.merged
-        if e.merged and e.attr_key == FAMILY:
-            declared = e.after
-        item["declared_after"] = declared if e.merged else None
-        lv = by_sha.get(e.merge_commit_sha or "")
-        item["effective_after"] = lv.effective if lv is not None else None
-        changes.append(item)
-    effective = []
-    # one reading per file: classes of one name in two files (V0 and V1) are two builders,
-    # and each shows only the commits where its own reading changed
-    last: dict[str, tuple[Any, ...]] = {}
-    for r in level_rows:
-        cur = (r.declared, r.effective, r.dynamic, r.level_text)
-        if last.get(r.file) == cur:
-            continue
-        last[r.file] = cur
-        effective.append(
-            {
-                "date": r.committed_at,
-                "commit": r.commit_sha,
-                "pr": int(r.pr_ref) if r.pr_ref and r.pr_ref.isdigit() else r.pr_ref,
-                "file": r.file,
-                "declared": r.declared,
-                "effective": r.effective,
-                "dynamic": r.dynamic,
-                # what a dynamic builder can report, with conditions (None: not stored)
-                "level_text": r.level_text,
-            }
-        )
-    spellings = []
-    for e in events:
-        for s in (e.before_attr, e.attr):
-            if s and s not in spellings and e.attr_key == FAMILY:
-                spellings.append(s)
-    return {
-        "class": class_name,
-        "spellings": spellings,
-        "declared_now": declared,
-        "changes": changes,
-        "effective": effective,
-    }
-
-
-def known_classes(store: Store) -> list[str]:
-    return store.known_classes()

@@ -8,7 +8,7 @@ repository's PRs and issues count as references. A reference in a negated clause
 related to #N", "unlike #N") gives no edge.
 
 The result is a list of :class:`TextRelation` whose target is not yet resolved to a node
-kind (PR or issue): :mod:`prkb.graph` does that with what the knowledge base knows.
+kind (PR or issue): :mod:`prkb.graph.build` does that with what the knowledge base knows.
 """
 
 from __future__ import annotations
