@@ -1,17 +1,21 @@
 """The support matrix: one row per metadata builder at a revision, and its history in the KB.
 
-``matrix_rows`` turns an :class:`~prkb.analyze.audit.AuditResult` into rows (optionally with the
-PR that last changed each declaration, from the knowledge base); ``to_markdown`` renders them
-with the columns of the project's own documentation table plus prkb's extras, so the output can
-replace that table; ``matrix_history`` reads ``builder_levels`` (filled by the git collector)
-for the site's matrix page.
+``matrix_at`` audits a revision of a git repository and ``matrix_rows`` turns an
+:class:`~prkb.analyze.audit.AuditResult` into rows (optionally with the PR that last changed
+each declaration, from the knowledge base); ``to_markdown`` renders them with the columns of
+the project's own documentation table plus prkb's extras, so the output can replace that
+table; ``matrix_history`` reads ``builder_levels`` (filled by the git collector) for the
+site's matrix page.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from .analyze.audit import AuditResult, BuilderInfo
+from .analyze.audit import AuditResult, BuilderInfo, audit_revision
+from .gitobj import GitRepo
 from .profile import Profile
 from .store import Store
 
@@ -88,6 +92,23 @@ def matrix_rows(
         )
     rows.sort(key=lambda r: (str(r["backend"]).lower(), str(r["class"])))
     return rows
+
+
+def matrix_at(
+    path: str | Path,
+    rev: str,
+    profile: Profile,
+    store: Store | None = None,
+    *,
+    warn: Callable[[str], None] | None = None,
+) -> tuple[str, list[dict[str, Any]]]:
+    """(resolved revision, :func:`matrix_rows`) of the git repository at ``path``: the audit
+    of ``rev``; with a knowledge base, each builder's "last PR" is one merged at or before
+    ``rev``, in this repository."""
+    with GitRepo(path) as repo:
+        result = audit_revision(repo, rev, profile, warn=warn)
+        reachable = set(repo.git("rev-list", result.rev).split()) if store is not None else None
+    return result.rev, matrix_rows(result, profile, store, reachable)
 
 
 def _cell(text: str | None) -> str:

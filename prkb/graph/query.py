@@ -3,6 +3,7 @@ subgraph, follow a PR's lineage; a builder class's declaration timeline."""
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections import deque
 from collections.abc import Iterable
@@ -170,6 +171,28 @@ def lineage(
     return {"node": [node_json(g, key)], "ancestors": walk(True), "descendants": walk(False)}
 
 
+def graph_view(
+    store: Store,
+    center: str | None = None,
+    *,
+    depth: int = 2,
+    types: Iterable[str] | None = None,
+) -> nx.MultiDiGraph:
+    """The stored graph as ``prkb graph`` shows it: all of it, or the nodes within ``depth``
+    hops of the node a user named (:func:`node_for`), with edges of ``types`` only."""
+    g = load_graph(store)
+    key = node_for(g, store, center) if center else None
+    return subgraph(g, key, depth=depth, types=types)
+
+
+def pr_lineage(
+    store: Store, arg: str, types: Iterable[str] = LINEAGE_TYPES
+) -> dict[str, list[dict[str, Any]]]:
+    """:func:`lineage` of the node a user named (a PR number, a key, a commit sha)."""
+    g = load_graph(store)
+    return lineage(g, node_for(g, store, arg), types)
+
+
 # --- the timeline view -------------------------------------------------------------------------
 
 
@@ -224,3 +247,14 @@ def class_timeline(store: Store, profile: Profile, class_name: str) -> dict[str,
         "changes": changes,
         "effective": effective,
     }
+
+
+def timeline_of(store: Store, profile: Profile, class_name: str) -> dict[str, Any]:
+    """:func:`class_timeline`; NotFound (with the closest stored class names) when nothing of
+    the class is stored."""
+    tl = class_timeline(store, profile, class_name)
+    if not tl["changes"] and not tl["effective"]:
+        near = difflib.get_close_matches(class_name, store.known_classes(), n=3)
+        hint = f"; did you mean {', '.join(near)}?" if near else ""
+        raise NotFound(f"no declaration changes of class {class_name!r} are stored{hint}")
+    return tl
