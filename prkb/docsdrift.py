@@ -193,7 +193,6 @@ def parse_table(text: str, profile: Profile) -> DocTable:
             i += 1
         tables.append((start, header, body))
         i += 1
-    end_of_tables = 0
     chosen = None
     for start, header, body in tables:
         level_cols = [h for h in header if norm(h) in family or "cudagraph" in norm(h)]
@@ -215,7 +214,6 @@ def parse_table(text: str, profile: Profile) -> DocTable:
             continue
         level_text = by_col.get(level_col, "")
         rows.append(DocRow(name, level_text, _levels_in(level_text, profile), line, by_col))
-    del end_of_tables
     default = profile.default_level
     unlisted = False
     for t in tokens:

@@ -98,12 +98,6 @@ def _compile(pattern: str | None, where: str, *, anchor: str) -> re.Pattern[str]
         raise InputError(f"relation rules: bad regex in {where}: {e}") from None
 
 
-def _req(pattern: re.Pattern[str] | None, where: str) -> re.Pattern[str]:
-    if pattern is None:
-        raise InputError(f"relation rules: {where} is missing")
-    return pattern
-
-
 def load_rules(raw: dict[str, Any]) -> RuleSet:
     """A rule set from the parsed TOML (see data/relations.toml for the keys)."""
     settings = dict(raw.get("relations", {}))
