@@ -18,18 +18,22 @@ from ..models import LevelReading, Node, PrNode, Relation, SymbolChange, node_ke
 from .core import StoreBase
 from .rows import json_value
 
+# PrNode's fields in order
 _PR_COLUMNS = (
     "p.id, p.number, p.ref, p.repo, p.title, p.body, p.state, p.created_at, p.merged_at,"
     " p.closed_at, p.merge_commit_sha"
 )
 
+# s.pr_id, then SymbolChange's fields in order
+_SC_COLUMNS = (
+    "s.pr_id, s.file, s.class_name, s.attr, s.before, s.after, s.direction, s.before_attr,"
+    " s.before_file"
+)
 
-def _pr_node(r: sqlite3.Row) -> PrNode:
-    return PrNode(
-        id=int(r["id"]), number=r["number"], ref=r["ref"], repo=r["repo"], title=r["title"],
-        body=r["body"], state=r["state"], created_at=r["created_at"], merged_at=r["merged_at"],
-        closed_at=r["closed_at"], merge_commit_sha=r["merge_commit_sha"],
-    )
+
+def _pr_node(r: sqlite3.Row, at: int = 0) -> PrNode:
+    """The PrNode of the ``_PR_COLUMNS`` starting at column ``at`` of a row."""
+    return PrNode(*r[at:at + 11])
 
 
 def _level_set(text: str | None) -> list[str] | None:
@@ -91,18 +95,19 @@ class GraphQueries(StoreBase):
         """Every stored declaration change (optionally of one class) with its PR, in the
         store's order (callers sort)."""
         sql = (
-            f"SELECT s.*, {_PR_COLUMNS} FROM symbol_changes s JOIN prs p ON p.id = s.pr_id"
+            f"SELECT {_SC_COLUMNS}, {_PR_COLUMNS} FROM symbol_changes s"
+            " JOIN prs p ON p.id = s.pr_id"
         )
         args: tuple[Any, ...] = ()
         if class_name is not None:
             sql += " WHERE s.class_name = ?"
             args = (class_name,)
-        return [(_pr_node(r), _symbol_change(r)) for r in self.conn.execute(sql, args)]
+        return [(_pr_node(r, 9), _symbol_change(r)) for r in self.conn.execute(sql, args)]
 
     def symbol_changes_by_pr(self) -> list[tuple[int, SymbolChange]]:
         """(prs.id, change) of every stored declaration change, in the store's order."""
-        return [(int(r["pr_id"]), _symbol_change(r))
-                for r in self.conn.execute("SELECT * FROM symbol_changes")]
+        return [(int(r[0]), _symbol_change(r))
+                for r in self.conn.execute(f"SELECT {_SC_COLUMNS} FROM symbol_changes s")]
 
     def file_paths(self) -> dict[int, list[str]]:
         """prs.id -> the paths of its stored files (PRs without files are absent)."""
@@ -155,11 +160,8 @@ class GraphQueries(StoreBase):
         sql += " ORDER BY committed_at, commit_sha, class_name, file"
         return [
             LevelReading(
-                repo=r["repo"], commit_sha=r["commit_sha"], committed_at=r["committed_at"],
-                pr_ref=r["pr_ref"], class_name=r["class_name"], file=r["file"],
-                declared=r["declared"], effective=r["effective"], dynamic=bool(r["dynamic"]),
-                spec_ready=None if r["spec_ready"] is None else bool(r["spec_ready"]),
-                level_set=_level_set(r["levels"]), level_text=r["level_text"],
+                r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]),
+                None if r[9] is None else bool(r[9]), _level_set(r[10]), r[11],
             )
             for r in self.conn.execute(sql, params)
         ]
@@ -264,8 +266,5 @@ class GraphQueries(StoreBase):
 
 
 def _symbol_change(r: sqlite3.Row) -> SymbolChange:
-    return SymbolChange(
-        file=r["file"], class_name=r["class_name"], attr=r["attr"], before=r["before"],
-        after=r["after"], direction=r["direction"], before_attr=r["before_attr"],
-        before_file=r["before_file"],
-    )
+    """The SymbolChange of a row whose first columns are ``_SC_COLUMNS``."""
+    return SymbolChange(*r[1:9])
