@@ -10,14 +10,17 @@ the first one. Rows are matched to builders by normalised names (class name with
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from .analyze.audit import AuditResult, BuilderInfo
+from .analyze.audit import AuditResult, BuilderInfo, audit_revision
 from .errors import InputError
+from .gitobj import GitRepo
 from .profile import Profile
 
 
@@ -190,7 +193,6 @@ def parse_table(text: str, profile: Profile) -> DocTable:
             i += 1
         tables.append((start, header, body))
         i += 1
-    end_of_tables = 0
     chosen = None
     for start, header, body in tables:
         level_cols = [h for h in header if norm(h) in family or "cudagraph" in norm(h)]
@@ -212,7 +214,6 @@ def parse_table(text: str, profile: Profile) -> DocTable:
             continue
         level_text = by_col.get(level_col, "")
         rows.append(DocRow(name, level_text, _levels_in(level_text, profile), line, by_col))
-    del end_of_tables
     default = profile.default_level
     unlisted = False
     for t in tokens:
@@ -313,3 +314,30 @@ def check_drift(
                 "effective": b.effective, "dynamic": b.dynamic,
             })
     return report
+
+
+def drift_at(
+    path: str | Path,
+    rev: str,
+    profile: Profile,
+    doc: str | None = None,
+    *,
+    warn: Callable[[str], None] | None = None,
+) -> DriftReport:
+    """:func:`check_drift` of the document ``doc`` (default: the profile's
+    ``docs.table_doc``) against the audit of ``rev``, both read from the git repository at
+    ``path``. InputError without a document; TableError when it is missing or has no table."""
+    doc = doc or str(profile.docs.get("table_doc", ""))
+    if not doc:
+        raise InputError("no --doc given and the profile names no docs.table_doc")
+    with GitRepo(path) as repo:
+        sha = repo.resolve(rev)
+        entries = [e for e in repo.ls_tree(sha, [doc]) if e.path == doc and e.type == "blob"]
+        if not entries:
+            raise TableError(f"{doc}: no such file at {rev}")
+        text = repo.read_text(entries[0].sha)
+        if text is None:
+            raise TableError(f"{doc}: blob missing from the repository")
+        table = parse_table(text, profile)
+        result = audit_revision(repo, sha, profile, warn=warn)
+    return check_drift(result, table, profile, doc)

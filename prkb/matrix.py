@@ -1,18 +1,21 @@
 """The support matrix: one row per metadata builder at a revision, and its history in the KB.
 
-``matrix_rows`` turns an :class:`~prkb.analyze.audit.AuditResult` into rows (optionally with the
-PR that last changed each declaration, from the knowledge base); ``to_markdown`` renders them
-with the columns of the project's own documentation table plus prkb's extras, so the output can
-replace that table; ``matrix_history`` reads ``builder_levels`` (filled by the git collector)
-for the site's matrix page.
+``matrix_at`` audits a revision of a git repository and ``matrix_rows`` turns an
+:class:`~prkb.analyze.audit.AuditResult` into rows (optionally with the PR that last changed
+each declaration, from the knowledge base); ``to_markdown`` renders them with the columns of
+the project's own documentation table plus prkb's extras, so the output can replace that
+table; ``matrix_history`` reads ``builder_levels`` (filled by the git collector) for the
+site's matrix page.
 """
 
 from __future__ import annotations
 
-import json
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from .analyze.audit import AuditResult, BuilderInfo
+from .analyze.audit import AuditResult, BuilderInfo, audit_revision
+from .gitobj import GitRepo
 from .profile import Profile
 from .store import Store
 
@@ -39,18 +42,10 @@ def last_pr_for(
     ``reachable``: the commits of the audited revision's history; then only a change merged by
     one of them counts (a PR merged after the revision, or in another repository, does not).
     """
-    names = (*profile.family, *profile.methods)
-    marks = ",".join("?" for _ in names)
-    for row in store.conn.execute(
-        f"""SELECT p.ref, p.number, p.merge_commit_sha FROM symbol_changes s
-            JOIN prs p ON p.id = s.pr_id
-            WHERE s.class_name = ? AND s.attr IN ({marks})
-            ORDER BY COALESCE(p.merged_at, p.closed_at, p.created_at, '') DESC, p.id DESC""",
-        (class_name, *names),
-    ):
-        if reachable is not None and row["merge_commit_sha"] not in reachable:
+    for pr in store.declaration_changers(class_name, (*profile.family, *profile.methods)):
+        if reachable is not None and pr.merge_commit_sha not in reachable:
             continue
-        return f"#{row['number']}" if row["number"] is not None else str(row["ref"])
+        return f"#{pr.number}" if pr.number is not None else str(pr.ref)
     return None
 
 
@@ -97,6 +92,23 @@ def matrix_rows(
         )
     rows.sort(key=lambda r: (str(r["backend"]).lower(), str(r["class"])))
     return rows
+
+
+def matrix_at(
+    path: str | Path,
+    rev: str,
+    profile: Profile,
+    store: Store | None = None,
+    *,
+    warn: Callable[[str], None] | None = None,
+) -> tuple[str, list[dict[str, Any]]]:
+    """(resolved revision, :func:`matrix_rows`) of the git repository at ``path``: the audit
+    of ``rev``; with a knowledge base, each builder's "last PR" is one merged at or before
+    ``rev``, in this repository."""
+    with GitRepo(path) as repo:
+        result = audit_revision(repo, rev, profile, warn=warn)
+        reachable = set(repo.git("rev-list", result.rev).split()) if store is not None else None
+    return result.rev, matrix_rows(result, profile, store, reachable)
 
 
 def _cell(text: str | None) -> str:
@@ -151,49 +163,31 @@ def matrix_history(store: Store, repo: str | None = None) -> dict[str, Any]:
     levels the builder could report (None for rows stored before prkb kept it),
     ``level_text`` the same with conditions when the level is dynamic.
     """
-    sql = """SELECT repo, commit_sha, committed_at, pr_ref, class_name, file, declared,
-                    effective, dynamic, spec_ready, levels, level_text FROM builder_levels"""
-    params: tuple[Any, ...] = ()
-    if repo:
-        sql += " WHERE repo = ?"
-        params = (repo,)
-    sql += " ORDER BY committed_at, commit_sha, class_name, file"
     commits: dict[str, dict[str, Any]] = {}
     builders: dict[str, dict[str, Any]] = {}
-    for row in store.conn.execute(sql, params):
+    for lv in store.level_readings(repo=repo):
         commits.setdefault(
-            row["commit_sha"],
-            {"sha": row["commit_sha"], "committed_at": row["committed_at"],
-             "pr_ref": row["pr_ref"]},
+            lv.commit_sha,
+            {"sha": lv.commit_sha, "committed_at": lv.committed_at, "pr_ref": lv.pr_ref},
         )
-        entry = builders.setdefault(row["class_name"], {"files": [], "levels": []})
-        if row["file"] not in entry["files"]:
-            entry["files"].append(row["file"])
+        entry = builders.setdefault(lv.class_name, {"files": [], "levels": []})
+        if lv.file not in entry["files"]:
+            entry["files"].append(lv.file)
         entry["levels"].append(
             {
-                "commit_sha": row["commit_sha"],
-                "committed_at": row["committed_at"],
-                "pr_ref": row["pr_ref"],
-                "file": row["file"],
-                "declared": row["declared"],
-                "effective": row["effective"],
-                "dynamic": bool(row["dynamic"]),
-                "spec_ready": None if row["spec_ready"] is None else bool(row["spec_ready"]),
-                "level_set": _level_set(row["levels"]),
-                "level_text": row["level_text"],
+                "commit_sha": lv.commit_sha,
+                "committed_at": lv.committed_at,
+                "pr_ref": lv.pr_ref,
+                "file": lv.file,
+                "declared": lv.declared,
+                "effective": lv.effective,
+                "dynamic": lv.dynamic,
+                "spec_ready": lv.spec_ready,
+                "level_set": lv.level_set,
+                "level_text": lv.level_text,
             }
         )
     return {"commits": list(commits.values()), "builders": builders}
-
-
-def _level_set(text: str | None) -> list[str] | None:
-    if not text:
-        return None
-    try:
-        got = json.loads(text)
-    except ValueError:
-        return None
-    return [str(x) for x in got] if isinstance(got, list) else None
 
 
 def reading_text(lv: dict[str, Any]) -> str:

@@ -150,3 +150,81 @@ class KbSummary:
     first: str | None  # earliest merge (or creation) time
     last: str | None
     by_direction: list[tuple[str, int]]  # symbol changes per direction, most first
+
+
+# --- the relation graph and the support matrix (prkb.graph, prkb.matrix; store: graph_queries)
+
+
+def node_key(number: int | None, merge_commit_sha: str | None) -> str:
+    """The graph key of a stored PR (a commit key for records without a PR number)."""
+    return f"pr:{number}" if number is not None else f"commit:{merge_commit_sha}"
+
+
+@dataclass(frozen=True)
+class PrNode:
+    """A stored PR (or a commit record without a PR) as the graph reads it: a row of ``prs``
+    without its record, analysis and labels."""
+
+    id: int
+    number: int | None
+    ref: str
+    repo: str
+    title: str
+    body: str | None
+    state: str
+    created_at: str | None
+    merged_at: str | None
+    closed_at: str | None
+    merge_commit_sha: str | None
+
+    @property
+    def key(self) -> str:
+        """Its graph node key (:func:`node_key`)."""
+        return node_key(self.number, self.merge_commit_sha)
+
+    @property
+    def date(self) -> str:
+        """When it ended: merged, else closed, else created ("" when none is known)."""
+        return str(self.merged_at or self.closed_at or self.created_at or "")
+
+
+@dataclass(frozen=True)
+class Node:
+    """A row of ``nodes``: a graph node that is not (only) a stored PR, or a stored commit."""
+
+    key: str  # pr:N, issue:N, commit:SHA, ext:owner/repo#N
+    kind: str  # pr, issue, commit, external
+    number: int | None = None
+    title: str | None = None
+    repo: str | None = None
+
+    @classmethod
+    def from_key(cls, key: str) -> Node:
+        """The node a relation endpoint needs, read from its key (no title)."""
+        kind, _, rest = key.partition(":")
+        if kind == "pr" or kind == "issue":
+            return cls(key, kind, int(rest) if rest.isdigit() else None)
+        if kind == "ext":
+            repo, _, num = rest.partition("#")
+            return cls(key, "external", int(num) if num.isdigit() else None, None, repo)
+        return cls(key, "commit")
+
+
+@dataclass(frozen=True)
+class LevelReading:
+    """One audit reading of a builder at a mined commit (a row of ``builder_levels``)."""
+
+    repo: str
+    commit_sha: str
+    committed_at: str
+    pr_ref: str | None
+    class_name: str
+    file: str
+    declared: str | None
+    effective: str | None
+    dynamic: bool
+    spec_ready: bool | None
+    # the levels the builder could report (None for rows stored before prkb kept them, or
+    # unreadable), and the same with their conditions when the level is dynamic
+    level_set: list[str] | None
+    level_text: str | None

@@ -13,13 +13,14 @@ import pytest
 from prkb.cli import main
 from prkb.graph import build_relations
 from prkb.graph.lineage import (
-    class_timeline,
     code_alternatives,
+    days_between,
     declaration_events,
     lineage_relations,
     regression_candidates,
     timeline_relations,
 )
+from prkb.graph.query import class_timeline
 from prkb.ingest import ingest
 from prkb.profile import load_profile
 from prkb.store import Store
@@ -161,6 +162,35 @@ def test_alternatives_from_code(store: Store) -> None:
     assert edges(rels) == {("pr:40", "pr:45", "alternative-to")}
 
 
+def test_days_between_honours_the_zone() -> None:
+    # 08:00 at +08:00 is midnight UTC; a parser that drops the offset sees 8 hours
+    assert days_between("2026-04-01T08:00:00+08:00", "2026-04-01T00:00:00Z") == 0.0
+    assert days_between("2026-04-01T00:00:00-06:00", "2026-04-01T00:00:00Z") == 0.25
+    assert days_between("2026-04-01T00:00:00", "2026-04-01T12:00:00Z") == 0.5  # no zone: UTC
+    assert days_between("", "2026-04-01T00:00:00Z") is None
+    assert days_between("April", "2026-04-01T00:00:00Z") is None
+
+
+def test_alternative_window_counts_in_utc(tmp_path: Path) -> None:
+    """A knowledge base written before times were stored in UTC keeps their offsets: 20:00
+    at -08:00 on Jan 1 is 04:00 UTC on Jan 2, 44.8 days before Feb 16 (inside the 45-day
+    window); read without its offset it would be 45.2 days."""
+    st = Store(tmp_path / "kb.sqlite")
+    for rec in (
+        record(80, "[Bugfix] Foo: lower the level", "2026-01-01T00:00:00Z", state="closed",
+               changes=[change("cudagraph_support", "UNIFORM_BATCH", "NEVER", "lowered")]),
+        record(81, "[Bugfix] Foo: lower the level again", "2026-02-16T00:00:00Z",
+               changes=[change("cudagraph_support", "UNIFORM_BATCH", "NEVER", "lowered")]),
+    ):
+        ingest(st, rec, PROFILE)
+    assert edges(code_alternatives(st, PROFILE)) == set()  # 46 days apart
+    with st.transaction() as conn:
+        conn.execute("UPDATE prs SET created_at = '2026-01-01T20:00:00-08:00',"
+                     " closed_at = '2026-01-01T20:00:00-08:00' WHERE number = 80")
+    assert edges(code_alternatives(st, PROFILE)) == {("pr:80", "pr:81", "alternative-to")}
+    st.close()
+
+
 def test_build_relations_resolves_code_relations(store: Store) -> None:
     stats = build_relations(store, PROFILE)
     rows = {
@@ -241,7 +271,6 @@ def test_timeline_and_lineage_commands(store: Store, capsys: pytest.CaptureFixtu
 def test_timeline_keeps_same_named_builders_of_two_files_apart(tmp_path: Path) -> None:
     """A V0 and a V1 builder of one name are two builders: each shows only the commits where
     its own reading changed, instead of the two alternating at every collected commit."""
-    from prkb.graph.lineage import class_timeline
 
     v0, v1 = "vllm/attention/backends/x_attn.py", "vllm/v1/attention/backends/x_attn.py"
     readings = [  # (commit, file, effective): V1 changes at c3, V0 never

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, NotFound
+from ..atomic import write_atomic
 from ..progress import json_term, safe_term
 from . import open_store, profile_of
 
@@ -80,44 +79,31 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.set_defaults(func=cmd_lineage)
 
 
-def _write(text: str, out: str | None) -> None:
-    if out is None:
-        print(text, end="")
-        return
-    path = Path(out)
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as e:
-        raise InputError(f"cannot write {path}: {e.strerror}") from None
-    print(f"wrote {path}", flush=True)
-
-
 def cmd_graph(args: argparse.Namespace) -> int:
-    from ..graph import build_relations, export, load_graph, node_for, parse_types, subgraph
+    from ..graph import build_relations, export, graph_view, parse_types
 
     types = parse_types(args.types)
     with open_store(args) as store:
         if args.rebuild:
             build_relations(store, profile_of(args))
-        g = load_graph(store)
-        center = node_for(g, store, args.number) if args.number else None
-    h = subgraph(g, center, depth=args.depth, types=types)
+        h = graph_view(store, args.number, depth=args.depth, types=types)
     text = export(h, args.format)
-    _write(json_term(text) if args.format == "json" else text, args.out)
+    text = json_term(text) if args.format == "json" else text
+    if args.out is None:
+        print(text, end="")
+    else:
+        path = Path(args.out)
+        write_atomic(path, text)
+        print(f"wrote {path}", flush=True)
     return 0
 
 
 def cmd_timeline(args: argparse.Namespace) -> int:
-    from ..graph.lineage import class_timeline, known_classes
+    from ..graph import timeline_of
 
     profile = profile_of(args)
     with open_store(args) as store:
-        tl = class_timeline(store, profile, args.class_name)
-        if not tl["changes"] and not tl["effective"]:
-            names = known_classes(store)
-            near = difflib.get_close_matches(args.class_name, names, n=3)
-            hint = f"; did you mean {', '.join(near)}?" if near else ""
-            raise NotFound(f"no declaration changes of class {args.class_name!r} are stored{hint}")
+        tl = timeline_of(store, profile, args.class_name)
     if args.json:
         print(json_term(json.dumps(tl, ensure_ascii=False, indent=1)))
         return 0
@@ -146,13 +132,11 @@ def cmd_timeline(args: argparse.Namespace) -> int:
 
 
 def cmd_lineage(args: argparse.Namespace) -> int:
-    from ..graph import LINEAGE_TYPES, lineage, load_graph, node_for, parse_types
+    from ..graph import LINEAGE_TYPES, parse_types, pr_lineage
 
     types = parse_types(args.types) or LINEAGE_TYPES
     with open_store(args) as store:
-        g = load_graph(store)
-        key = node_for(g, store, args.number)
-    res = lineage(g, key, types)
+        res = pr_lineage(store, args.number, types)
     if args.json:
         print(json_term(json.dumps(res, ensure_ascii=False, indent=1)))
         return 0

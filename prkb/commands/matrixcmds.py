@@ -64,7 +64,7 @@ def _store_if_present(args: argparse.Namespace) -> Any:
 
 
 def cmd_matrix(args: argparse.Namespace) -> int:
-    from ..matrix import history_markdown, matrix_history, matrix_rows, to_markdown
+    from ..matrix import history_markdown, matrix_at, matrix_history, to_markdown
 
     profile = profile_of(args)
     if args.history:
@@ -81,46 +81,23 @@ def cmd_matrix(args: argparse.Namespace) -> int:
         return 0
     if not args.path:
         raise InputError("matrix needs PATH (a git repository), or --history")
-    from ..analyze.audit import audit_revision
-    from ..gitobj import GitRepo
-
     store = _store_if_present(args)
-    with GitRepo(args.path) as repo:
-        result = audit_revision(repo, args.rev, profile, warn=warn)
-        # the "last PR" of a builder is one merged at or before REV, in this repository
-        reachable = set(repo.git("rev-list", result.rev).split()) if store is not None else None
     try:
-        rows = matrix_rows(result, profile, store, reachable)
+        rev, rows = matrix_at(args.path, args.rev, profile, store, warn=warn)
     finally:
         if store is not None:
             store.close()
     if args.format == "json":
-        print(json.dumps({"rev": result.rev, "rows": rows}, ensure_ascii=False, indent=1))
+        print(json.dumps({"rev": rev, "rows": rows}, ensure_ascii=False, indent=1))
     else:
-        print(to_markdown(rows, profile, result.rev), end="")
+        print(to_markdown(rows, profile, rev), end="")
     return 0
 
 
 def cmd_docs_drift(args: argparse.Namespace) -> int:
-    from ..analyze.audit import audit_revision
-    from ..docsdrift import TableError, check_drift, parse_table
-    from ..gitobj import GitRepo
+    from ..docsdrift import drift_at
 
-    profile = profile_of(args)
-    doc = args.doc or str(profile.docs.get("table_doc", ""))
-    if not doc:
-        raise InputError("no --doc given and the profile names no docs.table_doc")
-    with GitRepo(args.path) as repo:
-        sha = repo.resolve(args.rev)
-        entries = [e for e in repo.ls_tree(sha, [doc]) if e.path == doc and e.type == "blob"]
-        if not entries:
-            raise TableError(f"{doc}: no such file at {args.rev}")
-        text = repo.read_text(entries[0].sha)
-        if text is None:
-            raise TableError(f"{doc}: blob missing from the repository")
-        table = parse_table(text, profile)
-        result = audit_revision(repo, sha, profile, warn=warn)
-    report = check_drift(result, table, profile, doc)
+    report = drift_at(args.path, args.rev, profile_of(args), args.doc, warn=warn)
     if args.json:
         print(json.dumps(report.to_json(), ensure_ascii=False, indent=1))
     else:

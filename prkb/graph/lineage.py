@@ -16,19 +16,18 @@
   ``kind``) give nothing. GitHub records carry no blame and get no lineage here.
 - **Alternatives**: two PRs on the same class and attribute within ``alternative_window_days``,
   one closed unmerged, with similar titles or a test named by both: ``alternative-to`` (0.7).
-  When the closed one is the older and the other merged or open, ``prkb.graph`` makes the
+  When the closed one is the older and the other merged or open, ``prkb.graph.build`` makes the
   newer one supersede it.
 """
 
 from __future__ import annotations
 
-import json
 import re
-import sqlite3
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from ..dates import parse_time
 from ..models import Relation
 from ..profile import Profile
 from ..store import Store
@@ -37,30 +36,16 @@ from .relations import RuleSet, default_rules, is_fix
 FAMILY = "family"
 
 
-def node_key(number: int | None, merge_commit_sha: str | None) -> str:
-    """The graph key of a stored PR (a commit key for records without a PR number)."""
-    return f"pr:{number}" if number is not None else f"commit:{merge_commit_sha}"
-
-
-def pr_date(row: sqlite3.Row | dict[str, Any]) -> str:
-    return str(row["merged_at"] or row["closed_at"] or row["created_at"] or "")
-
-
-def _parse_date(s: str) -> datetime | None:
-    if not s:
-        return None
-    try:
-        d = datetime.fromisoformat(s.replace("Z", "+00:00").replace(" ", "T"))
-    except ValueError:
-        return None
-    return d.replace(tzinfo=None)
-
-
 def days_between(a: str, b: str) -> float | None:
-    da, db = _parse_date(a), _parse_date(b)
-    if da is None or db is None:
+    """Days between two stored ISO times (either order, zones honoured: a time without one
+    is read as UTC); None when either is missing or unreadable."""
+    return _days(parse_time(a), parse_time(b))
+
+
+def _days(a: datetime | None, b: datetime | None) -> float | None:
+    if a is None or b is None:
         return None
-    return abs((db - da).total_seconds()) / 86400.0
+    return abs((b - a).total_seconds()) / 86400.0
 
 
 @dataclass(frozen=True)
@@ -123,44 +108,34 @@ def declaration_events(
 
     PRs without any date are placed by number among the dated ones.
     """
-    sql = (
-        "SELECT s.*, p.number, p.ref, p.title, p.body, p.state, p.merged_at, p.closed_at,"
-        " p.created_at, p.merge_commit_sha FROM symbol_changes s JOIN prs p ON p.id = s.pr_id"
-    )
-    args: tuple[Any, ...] = ()
-    if class_name is not None:
-        sql += " WHERE s.class_name = ?"
-        args = (class_name,)
-    rows = store.conn.execute(sql, args).fetchall()
-    dated = sorted(
-        (pr_date(r), r["number"] or 0) for r in rows if pr_date(r) and r["number"] is not None
-    )
+    rows = store.declaration_rows(class_name)
+    dated = sorted((p.date, p.number or 0) for p, _ in rows if p.date and p.number is not None)
     events = []
-    for r in rows:
-        date = pr_date(r)
+    for p, c in rows:
+        date = p.date
         order = date
-        if not order and r["number"] is not None:
-            order = max((d for d, n in dated if n < r["number"]), default="")
+        if not order and p.number is not None:
+            order = max((d for d, n in dated if n < p.number), default="")
         events.append(
             DeclEvent(
-                key=node_key(r["number"], r["merge_commit_sha"]),
-                number=r["number"],
-                ref=r["ref"],
-                title=r["title"] or "",
-                body=r["body"] or "",
-                state=r["state"],
+                key=p.key,
+                number=p.number,
+                ref=p.ref,
+                title=p.title or "",
+                body=p.body or "",
+                state=p.state,
                 date=date,
                 order_date=order,
-                merge_commit_sha=r["merge_commit_sha"],
-                file=r["file"],
-                class_name=r["class_name"],
-                attr=r["attr"],
-                before=r["before"],
-                after=r["after"],
-                direction=r["direction"],
-                before_attr=r["before_attr"],
-                before_file=r["before_file"],
-                attr_key=attr_key(r["attr"], profile),
+                merge_commit_sha=p.merge_commit_sha,
+                file=c.file,
+                class_name=c.class_name,
+                attr=c.attr,
+                before=c.before,
+                after=c.after,
+                direction=c.direction,
+                before_attr=c.before_attr,
+                before_file=c.before_file,
+                attr_key=attr_key(c.attr, profile),
             )
         )
     events.sort(key=lambda e: (e.order_date, e.number or 0, e.ref, e.file, e.attr))
@@ -253,15 +228,6 @@ def regression_candidates(
 # --- line lineage ------------------------------------------------------------------------------
 
 
-def _sha_index(store: Store) -> dict[str, str]:
-    return {
-        str(r["merge_commit_sha"]): node_key(r["number"], r["merge_commit_sha"])
-        for r in store.conn.execute(
-            "SELECT number, merge_commit_sha FROM prs WHERE merge_commit_sha IS NOT NULL"
-        )
-    }
-
-
 def _resolve_sha(sha: str, index: dict[str, str]) -> str | None:
     sha = sha.lower()
     if sha in index:
@@ -276,11 +242,9 @@ def _resolve_sha(sha: str, index: dict[str, str]) -> str | None:
 def _family_moves(store: Store, profile: Profile) -> dict[int, list[tuple[str, str, str]]]:
     """(class, file, direction) of every change of the symbol family, per PR id."""
     out: dict[int, list[tuple[str, str, str]]] = {}
-    for r in store.conn.execute(
-        "SELECT pr_id, class_name, file, attr, direction FROM symbol_changes"
-    ):
-        if r["attr"] in profile.family:
-            out.setdefault(r["pr_id"], []).append((r["class_name"], r["file"], r["direction"]))
+    for pr_id, c in store.symbol_changes_by_pr():
+        if c.attr in profile.family:
+            out.setdefault(pr_id, []).append((c.class_name, c.file, c.direction))
     return out
 
 
@@ -312,22 +276,16 @@ def lineage_relations(
     """
     rules = rules or default_rules()
     culprits = culprits or {}
-    index = _sha_index(store)
+    index = store.merged_shas()
     moves = _family_moves(store, profile)
-    ids = {
-        node_key(r["number"], r["merge_commit_sha"]): r["id"]
-        for r in store.conn.execute("SELECT id, number, merge_commit_sha FROM prs")
-    }
+    ids = {key: pr_id for pr_id, key in store.pr_node_keys()}
     lineage_conf = rules.number("lineage_confidence", 0.8)
     regress_conf = rules.number("regression_candidate_confidence", 0.6)
     out: list[Relation] = []
     unmapped = 0
-    for row in store.conn.execute(
-        "SELECT id, number, title, merge_commit_sha, raw FROM prs WHERE raw LIKE '%\"lineage\"%'"
-    ):
-        rec = json.loads(row["raw"])
+    for pr, rec in store.pr_records(containing='"lineage"'):
         entries = (rec.get("prkb") or {}).get("lineage") or []
-        me = node_key(row["number"], row["merge_commit_sha"])
+        me = pr.key
         # (file, sha, lines, is a declaration line) per blamed PR
         per_target: dict[str, list[tuple[str, str, int, bool]]] = {}
         for ent in entries:
@@ -344,8 +302,8 @@ def lineage_relations(
             per_target.setdefault(target, []).append(
                 (str(ent.get("file") or ""), sha, lines, ent.get("decl") is True)
             )
-        title = row["title"] or ""
-        lowered = {(c, f) for c, f, d in moves.get(row["id"], []) if d == "lowered"}
+        title = pr.title or ""
+        lowered = {(c, f) for c, f, d in moves.get(pr.id, []) if d == "lowered"}
         named = culprits.get(me, set())
         for target, hits in sorted(per_target.items()):
             n = sum(h[2] for h in hits)
@@ -390,8 +348,8 @@ def title_words(title: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text)}
 
 
-def title_similarity(a: str, b: str) -> float:
-    wa, wb = title_words(a), title_words(b)
+def word_similarity(wa: set[str], wb: set[str]) -> float:
+    """Jaccard similarity of two titles' words (:func:`title_words`); 0 if either is empty."""
     if not wa or not wb:
         return 0.0
     return len(wa & wb) / len(wa | wb)
@@ -412,20 +370,18 @@ def code_alternatives(
     # (class, attribute) touched per PR: its declaration changes, or for a PR whose files
     # were not collected, the known classes its text names together with the family
     touched: dict[int, set[tuple[str, str]]] = {}
-    for r in store.conn.execute("SELECT pr_id, class_name, attr FROM symbol_changes"):
-        touched.setdefault(r["pr_id"], set()).add((r["class_name"], attr_key(r["attr"], profile)))
+    for pr_id, c in store.symbol_changes_by_pr():
+        touched.setdefault(pr_id, set()).add((c.class_name, attr_key(c.attr, profile)))
     known = {c for s in touched.values() for c, _ in s}
-    rows = {r["id"]: r for r in store.conn.execute("SELECT * FROM prs")}
+    rows = {p.id: p for p in store.graph_prs()}
+    files_of = store.file_paths()
     alts = "|".join(re.escape(c) for c in sorted(known))
     class_rx = re.compile(rf"\b({alts})\b") if known else None
     for pr_id, r in rows.items():
         if pr_id in touched or class_rx is None:
             continue
-        has_files = store.conn.execute(
-            "SELECT 1 FROM files WHERE pr_id=? LIMIT 1", (pr_id,)
-        ).fetchone()
-        text = f"{r['title']}\n{r['body'] or ''}"
-        if has_files or not profile.mentions_family(text):
+        text = f"{r.title}\n{r.body or ''}"
+        if pr_id in files_of or not profile.mentions_family(text):
             continue
         names = set(class_rx.findall(text))
         if names:
@@ -434,9 +390,15 @@ def code_alternatives(
     for pr_id, syms in touched.items():
         for s in syms:
             by_symbol.setdefault(s, []).append(pr_id)
-    files_of: dict[int, list[str]] = {}
-    for f in store.conn.execute("SELECT pr_id, path FROM files"):
-        files_of.setdefault(f["pr_id"], []).append(f["path"])
+    # what a pair is judged on, computed once per PR
+    when: dict[int, datetime | None] = {}
+    words: dict[int, set[str]] = {}
+    tests: dict[int, set[str]] = {}
+    for pr_id in touched:
+        r = rows[pr_id]
+        when[pr_id] = parse_time(str(r.created_at or r.date))
+        words[pr_id] = title_words(r.title)
+        tests[pr_id] = tests_named(r.body or "", files_of.get(pr_id, []), profile)
     seen: set[tuple[str, str]] = set()
     out = []
     for (cls, attr), ids in sorted(by_symbol.items()):
@@ -444,21 +406,16 @@ def code_alternatives(
         for i, a in enumerate(ids):
             for b in ids[i + 1:]:
                 ra, rb = rows[a], rows[b]
-                if "closed" not in (ra["state"], rb["state"]):
+                if "closed" not in (ra.state, rb.state):
                     continue
-                ka = node_key(ra["number"], ra["merge_commit_sha"])
-                kb = node_key(rb["number"], rb["merge_commit_sha"])
+                ka, kb = ra.key, rb.key
                 if ka == kb:
                     continue
-                days = days_between(
-                    str(ra["created_at"] or pr_date(ra)), str(rb["created_at"] or pr_date(rb))
-                )
+                days = _days(when[a], when[b])
                 if days is None or days > window:
                     continue
-                sim = title_similarity(ra["title"], rb["title"])
-                common = tests_named(ra["body"] or "", files_of.get(a, []), profile) & tests_named(
-                    rb["body"] or "", files_of.get(b, []), profile
-                )
+                sim = word_similarity(words[a], words[b])
+                common = tests[a] & tests[b]
                 if sim < threshold and not common:
                     continue
                 src, dst = sorted((ka, kb), key=_key_order)
@@ -479,68 +436,3 @@ def _key_order(key: str) -> tuple[int, str]:
     if kind == "pr" and rest.isdigit():
         return (int(rest), "")
     return (1 << 62, key)
-
-
-# --- the timeline view -------------------------------------------------------------------------
-
-
-def class_timeline(store: Store, profile: Profile, class_name: str) -> dict[str, Any]:
-    """Declared level over time (every change, across spellings) and, where the audit stored
-    readings, the effective level at each collected commit where it changed."""
-    events = declaration_events(store, profile, class_name)
-    level_rows = store.conn.execute(
-        "SELECT * FROM builder_levels WHERE class_name = ? ORDER BY committed_at, commit_sha",
-        (class_name,),
-    ).fetchall()
-    by_sha = {r["commit_sha"]: r for r in level_rows}
-    changes = []
-    declared: str | None = None
-    for e in events:
-        item = e.to_json()
-        item["merged"] = e.merged
-        if e.merged and e.attr_key == FAMILY:
-            declared = e.after
-        item["declared_after"] = declared if e.merged else None
-        lv = by_sha.get(e.merge_commit_sha or "")
-        item["effective_after"] = lv["effective"] if lv is not None else None
-        changes.append(item)
-    effective = []
-    # one reading per file: classes of one name in two files (V0 and V1) are two builders,
-    # and each shows only the commits where its own reading changed
-    last: dict[str, tuple[Any, ...]] = {}
-    for r in level_rows:
-        cur = (r["declared"], r["effective"], r["dynamic"], r["level_text"])
-        if last.get(r["file"]) == cur:
-            continue
-        last[r["file"]] = cur
-        effective.append(
-            {
-                "date": r["committed_at"],
-                "commit": r["commit_sha"],
-                "pr": int(r["pr_ref"]) if (r["pr_ref"] or "").isdigit() else r["pr_ref"],
-                "file": r["file"],
-                "declared": r["declared"],
-                "effective": r["effective"],
-                "dynamic": bool(r["dynamic"]),
-                # what a dynamic builder can report, with conditions (None: not stored)
-                "level_text": r["level_text"],
-            }
-        )
-    spellings = []
-    for e in events:
-        for s in (e.before_attr, e.attr):
-            if s and s not in spellings and e.attr_key == FAMILY:
-                spellings.append(s)
-    return {
-        "class": class_name,
-        "spellings": spellings,
-        "declared_now": declared,
-        "changes": changes,
-        "effective": effective,
-    }
-
-
-def known_classes(store: Store) -> list[str]:
-    names = {r[0] for r in store.conn.execute("SELECT DISTINCT class_name FROM symbol_changes")}
-    names |= {r[0] for r in store.conn.execute("SELECT DISTINCT class_name FROM builder_levels")}
-    return sorted(names)

@@ -8,7 +8,7 @@ repository's PRs and issues count as references. A reference in a negated clause
 related to #N", "unlike #N") gives no edge.
 
 The result is a list of :class:`TextRelation` whose target is not yet resolved to a node
-kind (PR or issue): :mod:`prkb.graph` does that with what the knowledge base knows.
+kind (PR or issue): :mod:`prkb.graph.build` does that with what the knowledge base knows.
 """
 
 from __future__ import annotations
@@ -96,12 +96,6 @@ def _compile(pattern: str | None, where: str, *, anchor: str) -> re.Pattern[str]
         return re.compile(text, _F)
     except re.error as e:
         raise InputError(f"relation rules: bad regex in {where}: {e}") from None
-
-
-def _req(pattern: re.Pattern[str] | None, where: str) -> re.Pattern[str]:
-    if pattern is None:
-        raise InputError(f"relation rules: {where} is missing")
-    return pattern
 
 
 def load_rules(raw: dict[str, Any]) -> RuleSet:
