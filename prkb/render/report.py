@@ -25,17 +25,9 @@ from ..profile import Profile, load_profile
 from ..store import Store
 from .body import body_sections, features_in, mentions, test_commands
 from .discussion import highlights
-from .i18n import LANGS, jinja_env, translations
-from .markdown import (
-    clean_text,
-    md_code,
-    md_escape,
-    md_fence,
-    md_inline,
-    md_link,
-    plain,
-    to_html,
-)
+from .formats import FORMATTERS, FormatConstants, drop_marks, filters_of
+from .i18n import LANGS, bytecode_cache, html_env, jinja_env, translations
+from .markdown import to_html
 from .patches import classes_touched, key_hunks, rebuilt, related_calls, related_names
 
 FORMATS = ("md", "txt", "html")
@@ -563,45 +555,68 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
 # --- rendering ----------------------------------------------------------------------------
 
 
-def _indent_block(text: str, info: str = "") -> str:
-    del info
-    return "\n".join(("    " + ln) if ln else "" for ln in clean_text(text).split("\n"))
+REPORT = "report/report.j2"
 
 
 @lru_cache(maxsize=8)
 def _report_env(lang: str, fmt: str) -> jinja2.Environment:
-    """The environment of one language and format, cached (templates compile once)."""
-    env = jinja_env(lang, autoescape=False)
-    if fmt == "md":
-        env.filters.update(t=md_escape, q=md_inline, c=md_code, block=md_fence, link=md_link)
+    """The environment of one language and format, cached (templates compile once): the
+    report template with the formatter ``F`` of ``fmt`` (:mod:`.formats`) and its filters.
+    ``html`` autoescapes (:func:`.i18n.html_env`); ``md`` and ``txt`` do not."""
+    if fmt == "html":
+        env = html_env(lang, "report.html")
+        # one template for every format: here every template escapes, whatever its name
+        env.autoescape = True
     else:
-        env.filters.update(t=plain, q=plain, c=plain, block=_indent_block, link=plain)
-    catalog = translations(lang)
-    lookup = lru_cache(maxsize=4096)(catalog.gettext)
+        env = jinja_env(lang, autoescape=False)
+        catalog = translations(lang)
+        lookup = lru_cache(maxsize=4096)(catalog.gettext)
 
-    def gettext(msgid: str, **variables: Any) -> str:
-        # what the i18n extension's newstyle gettext does without autoescape, lookups cached
-        return str(lookup(msgid)) % variables
+        def gettext(msgid: str, **variables: Any) -> str:
+            # what the i18n extension's newstyle gettext does without autoescape, cached
+            return str(lookup(msgid)) % variables
 
-    env.globals["gettext"] = env.globals["_"] = gettext
+        env.globals["gettext"] = env.globals["_"] = gettext
+    formatter = FORMATTERS[fmt]
+    # the formatter's structure strings are compiled into the template as text: compiled
+    # templates of this format are kept apart from those of other formats
+    env.extend(report_format=formatter)
+    env.add_extension(FormatConstants)
+    env.bytecode_cache = bytecode_cache(f"report-{fmt}")
+    env.filters.update(filters_of(formatter))
+    env.globals.update(F=formatter, codes=formatter.codes, num=formatter.num)
     # the label tables (report/_labels.j2) depend only on the language: built once
     env.globals["L"] = env.get_template("report/_labels.j2").make_module()
     return env
 
 
+def warm_up(lang: str, fmt: str = "html") -> None:
+    """Make the report environment and load its template (before worker processes fork)."""
+    _report_env(lang, fmt).get_template(REPORT)
+
+
+def render_context(ctx: dict[str, Any], fmt: str) -> str:
+    """The report of one language from its ``report_context``: ``md``, ``txt``, or ``html``
+    (a fragment for a page: headings, lists, paragraphs; every value escaped)."""
+    out = _report_env(ctx["lang"], fmt).get_template(REPORT).render(ctx)
+    return out if fmt == "html" else _tidy(out)
+
+
 def _render_lang(ctx: dict[str, Any], fmt: str) -> str:
-    """The report text of one language: ``md`` or ``txt`` from the same template."""
-    env = _report_env(ctx["lang"], fmt)
-    out = env.get_template("report/report.j2").render(fmt=fmt, **ctx)
-    return _tidy(out)
+    """The report text of one language: ``md`` or ``txt``."""
+    return render_context(ctx, fmt)
 
 
 def _tidy(text: str) -> str:
-    """At most one blank line in a row, no trailing spaces, one final newline."""
-    lines = [ln.rstrip() for ln in text.split("\n")]
+    """At most one blank line in a row, no trailing spaces, one final newline; the
+    formatter's structure marks go, with their line when nothing else is on it."""
     out: list[str] = []
     fence: str | None = None
-    for ln in lines:
+    for raw in text.split("\n"):
+        kept = drop_marks(raw)
+        if kept is None:  # a line of HTML structure only (formats.DROP)
+            continue
+        ln = kept.rstrip()
         stripped = ln.strip()
         if fence is None and stripped.startswith("```"):
             fence = stripped[: len(stripped) - len(stripped.lstrip("`"))]

@@ -118,13 +118,15 @@ def site_safe(html: str) -> str:
 def report_html_for(profile: Profile) -> Callable[[Store, dict[str, Any], str], str]:
     """The PR's report (the same content as ``prkb report``) as safe HTML.
 
-    Rendered from the report's facts with an HTML template (site_report), not through
-    Markdown: the same sentences, a third of the cost.
+    Rendered from the report's facts with the report template's HTML formatter
+    (report_page), not through Markdown: the same sentences, a third of the cost.
     """
-    from .report_page import report_html as render
+    from .report_page import ReportPages
+
+    pages = ReportPages(profile)
 
     def report_html(store: Store, pr: dict[str, Any], lang: str) -> str:
-        return render(store, pr, lang, profile)
+        return pages.html(store, pr, lang)
 
     return report_html
 
