@@ -10,12 +10,12 @@ for the site's digest pages and Atom feed.
 from __future__ import annotations
 
 import re
-import sqlite3
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
+from ..dates import parse_day, parse_time
 from ..errors import InputError
 from ..glossary import label, risk_tag
 from ..graph.relations import is_inferred
@@ -75,7 +75,7 @@ def last_complete_week(now: datetime | None = None) -> Period:
 
 def _day(text: str, flag: str) -> date:
     try:
-        return date.fromisoformat(text.strip())
+        return parse_day(text)
     except ValueError:
         raise InputError(f"{flag} must be a date like 2026-05-18, got {text!r:.40}") from None
 
@@ -110,22 +110,6 @@ def period_from_key(key: str) -> Period:
         since, until = key.split("..", 1)
         return period_for(since=since, until=until)
     return week_period(key)
-
-
-def parse_time(text: str | None) -> datetime | None:
-    """A stored ISO timestamp as an aware UTC datetime (no zone given means UTC)."""
-    if not text:
-        return None
-    s = text.strip().replace(" ", "T")
-    if s.endswith("Z"):
-        s = s[:-1] + "+00:00"
-    try:
-        dt = datetime.fromisoformat(s)
-    except ValueError:
-        return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return dt.astimezone(UTC)
 
 
 # --- gathering ------------------------------------------------------------------------------
@@ -216,7 +200,7 @@ class Digest:
         }
 
 
-def _item(row: sqlite3.Row, when: datetime | None) -> PrItem:
+def _item(row: dict[str, Any], when: datetime | None) -> PrItem:
     return PrItem(
         number=row["number"],
         ref=row["ref"],
@@ -240,14 +224,7 @@ def gather(store: Store, period: Period, profile: Profile | None = None) -> Dige
     # ``period.contains`` below stays the exact test
     lo = (period.start - timedelta(days=1)).strftime("%Y-%m-%d")
     hi = (period.end + timedelta(days=1)).strftime("%Y-%m-%d")
-    # "+repo": the date indexes (migration 0004) serve the ORs, not the (repo, ref) index
-    rows = store.conn.execute(
-        "SELECT id, repo, ref, number, title, state, url, author, created_at, merged_at, "
-        "closed_at, source FROM prs WHERE +repo=? AND ("
-        "(created_at >= ? AND created_at < ?) OR (merged_at >= ? AND merged_at < ?) OR "
-        "(closed_at >= ? AND closed_at < ?))",
-        (profile.repo, lo, hi, lo, hi, lo, hi),
-    ).fetchall()
+    rows = store.prs_dated_between(profile.repo, lo, hi)
     in_week: dict[int, PrItem] = {}
     merged_ids: list[tuple[int, PrItem]] = []
     for row in rows:
@@ -271,17 +248,14 @@ def gather(store: Store, period: Period, profile: Profile | None = None) -> Dige
         lst.sort(key=_sort_key)
     merged_ids.sort(key=lambda p: _sort_key(p[1]))
 
-    conn = store.conn
     for pr_id, it in merged_ids:
-        for r in conn.execute(
-            "SELECT * FROM symbol_changes WHERE pr_id=? ORDER BY seq", (pr_id,)
-        ):
+        for r in store.symbol_changes_of(pr_id):
             dg.level_changes.append(
                 LevelChange(
                     r["class_name"], r["file"], r["before"], r["after"], r["direction"], it
                 )
             )
-        for r in conn.execute("SELECT * FROM findings WHERE pr_id=? ORDER BY seq", (pr_id,)):
+        for r in store.findings_of(pr_id):
             if r["rule"] == "patch-unavailable":
                 continue
             dg.findings.append(
@@ -290,28 +264,18 @@ def gather(store: Store, period: Period, profile: Profile | None = None) -> Dige
                 )
             )
     for pr_id, it in sorted(in_week.items(), key=lambda p: _sort_key(p[1])):
-        codes = [
-            r["code"]
-            for r in conn.execute("SELECT code FROM risk_tags WHERE pr_id=?", (pr_id,))
-            if r["code"] in HIGHLIGHT_TAGS
-        ]
+        codes = [c for c in store.risk_codes_of(pr_id) if c in HIGHLIGHT_TAGS]
         if codes:
             dg.risks.append(RiskItem(it, sorted(codes, key=HIGHLIGHT_TAGS.index)))
     keys = sorted({f"pr:{it.number}" for it in in_week.values() if it.number is not None})
-    if keys:
-        marks = ",".join("?" for _ in keys)
-        for r in conn.execute(
-            f"SELECT source, target, type, evidence, confidence, origin FROM relations "
-            f"WHERE source IN ({marks}) OR target IN ({marks}) ORDER BY source, type, target",
-            (*keys, *keys),
-        ):
-            dg.relations.append(
-                RelationItem(
-                    r["source"], r["target"], r["type"], r["evidence"] or "",
-                    _pr_number(r["source"]), _pr_number(r["target"]),
-                    is_inferred(r["origin"], r["confidence"]),
-                )
+    for r in store.relations_touching(keys):
+        dg.relations.append(
+            RelationItem(
+                r["source"], r["target"], r["type"], r["evidence"] or "",
+                _pr_number(r["source"]), _pr_number(r["target"]),
+                is_inferred(r["origin"], r["confidence"]),
             )
+        )
     return dg
 
 
@@ -334,10 +298,7 @@ def digest_weeks(
     profile = profile or load_profile()
     current = week_key(now or datetime.now(UTC))
     weeks: set[str] = set()
-    for row in store.conn.execute(
-        "SELECT state, created_at, merged_at, closed_at, source FROM prs WHERE repo=?",
-        (profile.repo,),
-    ):
+    for row in store.pr_stamps(profile.repo):
         weeks.update(pr_weeks(row))
     return sorted(w for w in weeks if not complete_only or w < current)
 

@@ -12,7 +12,6 @@ templates/babel.cfg -o /tmp/prkb.pot templates`` lists every msgid in use, and
 from __future__ import annotations
 
 import io
-import re
 from collections.abc import Callable
 from datetime import UTC, date, datetime
 from functools import lru_cache
@@ -27,6 +26,7 @@ from babel.messages.pofile import read_po
 from babel.support import Translations
 from markupsafe import Markup
 
+from ..dates import parse_when
 from ..errors import InputError, PrkbError
 from ..glossary import label as glossary_label
 from ..paths import templates_dir
@@ -69,24 +69,6 @@ def gettext(lang: str, msgid: str) -> str:
 
 
 # --- dates --------------------------------------------------------------------------------
-
-_DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-
-
-def parse_when(value: Any) -> datetime | date | None:
-    """An ISO date or date-time string as stored in the KB, or None."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, datetime | date):
-        return value
-    text = str(value).strip()
-    if _DATE_ONLY.match(text):
-        return date.fromisoformat(text)
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00").replace(" ", "T", 1))
-    except ValueError:
-        return None
-
 
 ZONE_UNKNOWN = "%(time)s (time zone unknown)"  # a catalog message (both .po files)
 

@@ -79,17 +79,6 @@ def _meaning(profile: Profile, lang: str, value: str | None) -> str | None:
     return profile.level_meaning.get(lang, {}).get(profile.normalize_level(value))
 
 
-def _node_title(store: Store, number: int) -> str | None:
-    row = store.conn.execute(
-        "SELECT title FROM prs WHERE number=? ORDER BY repo LIMIT 1", (number,)
-    ).fetchone()
-    if row is None:
-        row = store.conn.execute(
-            "SELECT title FROM nodes WHERE key=?", (f"pr:{number}",)
-        ).fetchone()
-    return str(row[0]) if row is not None and row[0] else None
-
-
 def _recommend(
     changes: list[dict[str, Any]], findings: list[Any], missing_tests: bool,
     spec_state: str | None, flag_levels: set[str],
@@ -150,13 +139,7 @@ def _spec_readiness(
     rule = str(profile.audit.get("rule") or "")
     raised = [c for c in changes if c["flag_level"] and c["direction"] in ("raised", "added")]
     sha = facts.get("merge_commit_sha")
-    rows = []
-    if raised and sha:
-        rows = store.conn.execute(
-            "SELECT class_name, file, spec_ready FROM builder_levels WHERE repo=? AND"
-            " commit_sha=? ORDER BY class_name, file",
-            (facts["repo"], sha),
-        ).fetchall()
+    rows = store.builder_readings(facts["repo"], sha) if raised and sha else []
     classes: list[dict[str, Any]] = []
     seen: set[tuple[str, str]] = set()
     for c in raised:
@@ -426,7 +409,7 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
             {
                 **r,
                 "number": other if isinstance(other, int) else None,
-                "title": _node_title(store, other) if isinstance(other, int) else None,
+                "title": store.pr_title(other) if isinstance(other, int) else None,
                 "inferred": is_inferred(r.get("origin"), r.get("confidence")),
             }
         )
@@ -439,7 +422,7 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
         for n, ctx in mentions(t, number).items():
             mention_map.setdefault(n, ctx)
     mention_list = [
-        {"number": n, "title": _node_title(store, n), "context": mention_map[n]}
+        {"number": n, "title": store.pr_title(n), "context": mention_map[n]}
         for n in sorted(mention_map)
     ]
 

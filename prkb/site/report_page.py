@@ -21,7 +21,7 @@ _RECENT = 2  # the pages of one PR in each language are rendered one after the o
 class ReportPages:
     """The PR reports of one site build (make one per build, and per worker connection).
 
-    An entry serves only the very connection, profile and gathered PR dict it was made for:
+    An entry serves only the very store and gathered PR dict it was made for:
     every build gathers new dicts, so facts never outlive the build (and the knowledge-base
     state) they were read in.
     """
@@ -32,12 +32,11 @@ class ReportPages:
 
     def facts(self, store: Store, pr: dict[str, Any]) -> dict[str, Any]:
         """The language-independent report facts of ``pr`` (a dict with its ``ref``)."""
-        conn = store.conn
-        for c, key, facts in self._recent:
-            if key is pr and c is conn:
+        for st, key, facts in self._recent:
+            if key is pr and st is store:
                 return facts
         facts = report_facts(store, pr["ref"], self.profile)
-        self._recent.insert(0, (conn, pr, facts))
+        self._recent.insert(0, (store, pr, facts))
         del self._recent[_RECENT:]
         return facts
 
