@@ -53,7 +53,6 @@ _HTTP = re.compile(r"^https?://[^\s<>()\[\]`\"']+$")
 class _Lines:
     """What Markdown and text share: no tags, lists as bullets, structure lines dropped."""
 
-    html = False
     bullet = "-"
     ul = end_ul = ol = end_ol = end_li = quote = end_quote = DROP
     end = p = end_p = end_ql = end_h1 = end_h2 = end_h3 = b = end_b = ""
@@ -158,7 +157,6 @@ def html_link(url: str | None) -> Markup:
 class HtmlFormat:
     """HTML under autoescape: tags as Markup, every value escaped."""
 
-    html = True
     li = li2 = li3 = Markup("<li>")
     end = end_li = Markup("</li>")
     ul, end_ul = Markup("<ul>"), Markup("</ul>")

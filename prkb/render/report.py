@@ -2,8 +2,10 @@
 
 ``report_context`` gathers only facts from the knowledge base and the profile (codes, names,
 values, excerpts); every sentence a reader sees comes from the templates under
-``templates/report/`` and the message catalogs. Formats: ``md`` (Markdown), ``txt`` (plain
-text for e-mail) and ``html`` (a standalone page made from the Markdown by ``to_html``).
+``templates/report/`` and the message catalogs. One template, ``report/report.j2``, makes
+every format through the formatter of :mod:`.formats`: ``md`` (Markdown), ``txt`` (plain
+text for e-mail) and, with :func:`render_context`, an HTML fragment (the site's PR pages).
+``prkb report --format html`` is a standalone page made from the Markdown by ``to_html``.
 Output is deterministic: the same knowledge base gives byte-identical reports.
 """
 
@@ -585,11 +587,6 @@ def render_context(ctx: dict[str, Any], fmt: str) -> str:
     return out if fmt == "html" else _tidy(out)
 
 
-def _render_lang(ctx: dict[str, Any], fmt: str) -> str:
-    """The report text of one language: ``md`` or ``txt``."""
-    return render_context(ctx, fmt)
-
-
 def _tidy(text: str) -> str:
     """At most one blank line in a row, no trailing spaces, one final newline; the
     formatter's structure marks go, with their line when nothing else is on it."""
@@ -658,8 +655,8 @@ def render_report(
     _check(lang, fmt)
     ctx = report_context(store, ref, lang, profile=profile)
     if fmt != "html":
-        return _render_lang(ctx, fmt)
-    md = _render_lang(ctx, "md")
+        return render_context(ctx, fmt)
+    md = render_context(ctx, "md")
     return _page([(lang, to_html(md))], _page_title(ctx))
 
 
@@ -672,10 +669,10 @@ def render_reports(
         _check(lang, fmt)
     ctxs = [report_context(store, ref, lang, profile=profile) for lang in langs]
     if fmt == "html":
-        return _page([(c["lang"], to_html(_render_lang(c, "md"))) for c in ctxs],
+        return _page([(c["lang"], to_html(render_context(c, "md"))) for c in ctxs],
                      _page_title(ctxs[0]))
     sep = "\n---\n\n" if fmt == "md" else "\n" + "=" * 60 + "\n\n"
-    return sep.join(_render_lang(c, fmt) for c in ctxs)
+    return sep.join(render_context(c, fmt) for c in ctxs)
 
 
 def _page_title(ctx: dict[str, Any]) -> str:
