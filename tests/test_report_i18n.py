@@ -77,3 +77,14 @@ def test_dates_per_locale():
     assert format_datetime_for("2026-07-09T10:09:00Z", "en").endswith("UTC")
     assert format_datetime_for(None, "zh") == "未知"
     assert format_datetime_for("garbage", "en") == "unknown"
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_an_impossible_day_is_unknown_not_an_error(lang):
+    # the report's own date parser raised ValueError on a well-formed but impossible day;
+    # prkb.dates.parse_when (the one parser) reads it as no date
+    unknown = format_datetime_for(None, lang)
+    assert format_datetime_for("2025-02-30", lang) == unknown
+    assert format_datetime_for("2025-02-28", lang) != unknown
+    # an offset is kept: the time is shown in UTC
+    assert "UTC" in format_datetime_for("2025-03-04T23:30:00-05:00", lang)

@@ -11,9 +11,10 @@ import pytest
 from test_site_build import make_kb
 
 from prkb.profile import load_profile
+from prkb.render.formats import html_block, html_inline, html_link
 from prkb.render.markdown import sanitize_html, to_html
 from prkb.render.report import render_report
-from prkb.site.report_page import html_block, html_inline, html_link, report_html
+from prkb.site.report_page import report_html
 from prkb.store import Store
 
 

@@ -12,7 +12,7 @@ from prkb.ingest import ingest
 from prkb.profile import load_profile
 from prkb.render.report import localize, report_context, report_facts
 from prkb.site import report_page as site_report
-from prkb.site.report_page import report_html
+from prkb.site.report_page import ReportPages
 
 
 def test_localized_facts_are_the_report_context(tmp_path: Path) -> None:
@@ -40,12 +40,12 @@ def test_facts_are_reused_only_for_the_same_pr_dict(
         return real(store, ref, prof)
 
     monkeypatch.setattr(site_report, "report_facts", counting)
-    site_report.forget_facts()
+    pages = ReportPages(profile)
     with make_kb(tmp_path / "kb.sqlite") as kb:
         ref = kb.conn.execute("SELECT ref FROM prs ORDER BY ref LIMIT 1").fetchone()[0]
         pr = {"ref": ref}
-        zh = report_html(kb, pr, "zh", profile)
-        en = report_html(kb, pr, "en", profile)
+        zh = pages.html(kb, pr, "zh")
+        en = pages.html(kb, pr, "en")
         assert calls == [ref]  # both languages from one read
         assert zh != en
         # the knowledge base changes; the next build gathers a new dict for the PR
@@ -54,11 +54,11 @@ def test_facts_are_reused_only_for_the_same_pr_dict(
         record["title"] = "A new title <b>now</b>"
         record["updated_at"] = "2031-01-01T00:00:00Z"
         ingest(kb, record, profile)
-        again = report_html(kb, {"ref": ref}, "en", profile)
+        again = pages.html(kb, {"ref": ref}, "en")
         assert len(calls) == 2
         assert "A new title &lt;b&gt;now&lt;/b&gt;" in again
         assert "A new title" not in en
-        # after forget_facts even the old dict is read again
-        site_report.forget_facts()
-        assert "A new title" in report_html(kb, pr, "en", profile)
+        # a new ReportPages (the next build) reads even the old dict again
+        pages = ReportPages(profile)
+        assert "A new title" in pages.html(kb, pr, "en")
         assert len(calls) == 3

@@ -10,16 +10,20 @@ for the site's digest pages and Atom feed.
 from __future__ import annotations
 
 import re
-import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
+from markupsafe import Markup, escape
+
+from ..dates import parse_day, parse_time
 from ..errors import InputError
 from ..glossary import label, risk_tag
 from ..graph.relations import is_inferred
 from ..profile import Profile, load_profile
+from ..render.jinja_calls import plain_call
 from ..store import Store
 
 LANGS = ("zh", "en")
@@ -75,7 +79,7 @@ def last_complete_week(now: datetime | None = None) -> Period:
 
 def _day(text: str, flag: str) -> date:
     try:
-        return date.fromisoformat(text.strip())
+        return parse_day(text)
     except ValueError:
         raise InputError(f"{flag} must be a date like 2026-05-18, got {text!r:.40}") from None
 
@@ -110,22 +114,6 @@ def period_from_key(key: str) -> Period:
         since, until = key.split("..", 1)
         return period_for(since=since, until=until)
     return week_period(key)
-
-
-def parse_time(text: str | None) -> datetime | None:
-    """A stored ISO timestamp as an aware UTC datetime (no zone given means UTC)."""
-    if not text:
-        return None
-    s = text.strip().replace(" ", "T")
-    if s.endswith("Z"):
-        s = s[:-1] + "+00:00"
-    try:
-        dt = datetime.fromisoformat(s)
-    except ValueError:
-        return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return dt.astimezone(UTC)
 
 
 # --- gathering ------------------------------------------------------------------------------
@@ -216,7 +204,7 @@ class Digest:
         }
 
 
-def _item(row: sqlite3.Row, when: datetime | None) -> PrItem:
+def _item(row: dict[str, Any], when: datetime | None) -> PrItem:
     return PrItem(
         number=row["number"],
         ref=row["ref"],
@@ -240,14 +228,7 @@ def gather(store: Store, period: Period, profile: Profile | None = None) -> Dige
     # ``period.contains`` below stays the exact test
     lo = (period.start - timedelta(days=1)).strftime("%Y-%m-%d")
     hi = (period.end + timedelta(days=1)).strftime("%Y-%m-%d")
-    # "+repo": the date indexes (migration 0004) serve the ORs, not the (repo, ref) index
-    rows = store.conn.execute(
-        "SELECT id, repo, ref, number, title, state, url, author, created_at, merged_at, "
-        "closed_at, source FROM prs WHERE +repo=? AND ("
-        "(created_at >= ? AND created_at < ?) OR (merged_at >= ? AND merged_at < ?) OR "
-        "(closed_at >= ? AND closed_at < ?))",
-        (profile.repo, lo, hi, lo, hi, lo, hi),
-    ).fetchall()
+    rows = store.prs_dated_between(profile.repo, lo, hi)
     in_week: dict[int, PrItem] = {}
     merged_ids: list[tuple[int, PrItem]] = []
     for row in rows:
@@ -271,17 +252,14 @@ def gather(store: Store, period: Period, profile: Profile | None = None) -> Dige
         lst.sort(key=_sort_key)
     merged_ids.sort(key=lambda p: _sort_key(p[1]))
 
-    conn = store.conn
     for pr_id, it in merged_ids:
-        for r in conn.execute(
-            "SELECT * FROM symbol_changes WHERE pr_id=? ORDER BY seq", (pr_id,)
-        ):
+        for r in store.symbol_changes_of(pr_id):
             dg.level_changes.append(
                 LevelChange(
                     r["class_name"], r["file"], r["before"], r["after"], r["direction"], it
                 )
             )
-        for r in conn.execute("SELECT * FROM findings WHERE pr_id=? ORDER BY seq", (pr_id,)):
+        for r in store.findings_of(pr_id):
             if r["rule"] == "patch-unavailable":
                 continue
             dg.findings.append(
@@ -290,28 +268,18 @@ def gather(store: Store, period: Period, profile: Profile | None = None) -> Dige
                 )
             )
     for pr_id, it in sorted(in_week.items(), key=lambda p: _sort_key(p[1])):
-        codes = [
-            r["code"]
-            for r in conn.execute("SELECT code FROM risk_tags WHERE pr_id=?", (pr_id,))
-            if r["code"] in HIGHLIGHT_TAGS
-        ]
+        codes = [c for c in store.risk_codes_of(pr_id) if c in HIGHLIGHT_TAGS]
         if codes:
             dg.risks.append(RiskItem(it, sorted(codes, key=HIGHLIGHT_TAGS.index)))
     keys = sorted({f"pr:{it.number}" for it in in_week.values() if it.number is not None})
-    if keys:
-        marks = ",".join("?" for _ in keys)
-        for r in conn.execute(
-            f"SELECT source, target, type, evidence, confidence, origin FROM relations "
-            f"WHERE source IN ({marks}) OR target IN ({marks}) ORDER BY source, type, target",
-            (*keys, *keys),
-        ):
-            dg.relations.append(
-                RelationItem(
-                    r["source"], r["target"], r["type"], r["evidence"] or "",
-                    _pr_number(r["source"]), _pr_number(r["target"]),
-                    is_inferred(r["origin"], r["confidence"]),
-                )
+    for r in store.relations_touching(keys):
+        dg.relations.append(
+            RelationItem(
+                r["source"], r["target"], r["type"], r["evidence"] or "",
+                _pr_number(r["source"]), _pr_number(r["target"]),
+                is_inferred(r["origin"], r["confidence"]),
             )
+        )
     return dg
 
 
@@ -334,10 +302,7 @@ def digest_weeks(
     profile = profile or load_profile()
     current = week_key(now or datetime.now(UTC))
     weeks: set[str] = set()
-    for row in store.conn.execute(
-        "SELECT state, created_at, merged_at, closed_at, source FROM prs WHERE repo=?",
-        (profile.repo,),
-    ):
+    for row in store.pr_stamps(profile.repo):
         weeks.update(pr_weeks(row))
     return sorted(w for w in weeks if not complete_only or w < current)
 
@@ -461,29 +426,110 @@ def check_lang(lang: str) -> list[str]:
 
 FORMATS = ("text", "html", "fragment")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200e\u200f]")
-
-@lru_cache(maxsize=4)
-def _env(lang: str) -> Any:
-    """The digest's Jinja2 environment for ``lang`` (shared i18n setup, Babel catalogs),
-    built once: its filters depend only on the language."""
-    from ..render.i18n import jinja_env
-    from ..render.jinja_calls import PlainCallContext
-
-    env = jinja_env(lang)
-    env.context_class = PlainCallContext
-    return env
-
-
-def warm_up(lang: str) -> None:
-    """Make the digest environment and load its templates (before worker processes fork)."""
-    env = _env(lang)
-    for name in ("digest/title.txt.j2", "digest/section.html.j2"):
-        env.get_template(name)
+SECTION = "digest/section.j2"
 
 
 def plain(text: Any) -> str:
     """One line of untrusted text with control and bidi characters removed."""
     return _CONTROL.sub("", " ".join(str(text).split()))
+
+
+class DigestText:
+    """The markup of the text digest (``digest/section.j2``): none; links as lines."""
+
+    html = False
+    urls = True  # each PR's link on a line of its own
+    h1 = end_h1 = h2 = end_h2 = period = empty = end_p = ul = end_ul = end_li = ""
+    end_section = ""
+    li = "• "
+    online_sep = "\n"
+
+    @staticmethod
+    def open_section(html_lang: str) -> str:
+        del html_lang
+        return ""
+
+    @staticmethod
+    def pr_ref(label: str, url: str | None) -> str:
+        del url
+        return label
+
+    @staticmethod
+    def date(day: str) -> str:
+        return f"({day})"
+
+    @staticmethod
+    def code(text: Any) -> str:
+        return plain(text)
+
+    @staticmethod
+    def tags(labels: Iterable[str], sep: str) -> str:
+        return str(sep).join(labels)
+
+
+class DigestHtml:
+    """The markup of the HTML digest fragment; every value escaped, as autoescape does."""
+
+    html = True
+    urls = False  # links are on the PR labels
+    h1, end_h1 = Markup("<h1>"), Markup("</h1>")
+    h2, end_h2 = Markup("<h2>"), Markup("</h2>")
+    period, empty, end_p = Markup('<p class="period">'), Markup('<p class="empty">'), Markup(
+        "</p>")
+    ul, end_ul, li, end_li = Markup("<ul>"), Markup("</ul>"), Markup("<li>"), Markup("</li>")
+    end_section = Markup("</section>")
+    online_sep = Markup(" · ")
+
+    @staticmethod
+    def open_section(html_lang: str) -> Markup:
+        return Markup('<section class="digest" lang="{}">').format(html_lang)
+
+    @staticmethod
+    def pr_ref(label: str, url: str | None) -> Markup:
+        if url:
+            return Markup(f'<a href="{escape(url)}">{escape(label)}</a>')
+        return escape(label)
+
+    @staticmethod
+    def date(day: str) -> Markup:
+        return Markup('<span class="date">{}</span>').format(day)
+
+    @staticmethod
+    def code(text: Any) -> Markup:
+        return Markup("<code>{}</code>").format(plain(text))
+
+    @staticmethod
+    def tags(labels: Iterable[str], sep: str) -> Markup:
+        del sep  # the tags are boxes: a space between them
+        return Markup(" ").join(Markup('<span class="tag">{}</span>').format(x)
+                                for x in labels)
+
+
+@lru_cache(maxsize=4)
+def _env(lang: str, html: bool = False) -> Any:
+    """The digest's Jinja2 environment for ``lang`` (shared i18n setup, Babel catalogs),
+    built once: its filters depend only on the language. ``html``: every template escapes
+    (the section's one template is rendered both ways)."""
+    from ..render.i18n import bytecode_cache, jinja_env
+    from ..render.jinja_calls import PlainCallContext
+
+    env = jinja_env(lang, autoescape=True if html else None)
+    if html:
+        env.bytecode_cache = bytecode_cache("escaped")
+    env.context_class = PlainCallContext
+    formatter = DigestHtml() if html else DigestText()
+    env.globals["F"] = formatter
+    for name in ("open_section", "pr_ref", "date", "code", "tags"):
+        plain_call(getattr(formatter, name))
+    env.filters["plain"] = plain
+    return env
+
+
+def warm_up(lang: str) -> None:
+    """Make the digest environments and load their templates (before worker processes
+    fork)."""
+    _env(lang).get_template("digest/title.txt.j2")
+    _env(lang, html=True).get_template(SECTION)
 
 
 def node_text(key: str, lang: str) -> str:
@@ -508,38 +554,35 @@ def digest_title(period: Period, lang: str, profile: Profile | None = None) -> s
 
 def render_section(dg: Digest, lang: str, fmt: str, site_url: str | None = None) -> str:
     """One language's part of the digest: ``text`` or an HTML ``fragment``."""
-    from markupsafe import Markup, escape
-
-    from ..render.jinja_calls import plain_call
-
-    env = _env(lang)
+    html = fmt != "text"
+    env = _env(lang, html)
 
     def link(item: PrItem | int | None) -> str | None:
         return pr_link(item, lang, site_url)
 
-    nodes: dict[str, Markup] = {}  # a node named by several relations is made once
+    nodes: dict[str, Any] = {}  # a node named by several relations is made once
 
-    def node_html(key: str) -> Markup:
+    def node(key: str) -> Any:
         got = nodes.get(key)
         if got is None:
             text = node_text(key, lang)
-            n = _pr_number(key)
-            url = pr_link(n, lang, site_url) if n is not None else None
-            # the same as Markup('<a href="{}">{}</a>').format(url, text), a tenth the cost
-            got = (Markup(f'<a href="{escape(url)}">{escape(text)}</a>') if url
-                   else escape(plain(text)))
+            if not html:
+                got = plain(text)
+            else:
+                n = _pr_number(key)
+                url = pr_link(n, lang, site_url) if n is not None else None
+                # the same as Markup('<a href="{}">{}</a>').format(url, text), a tenth the cost
+                got = (Markup(f'<a href="{escape(url)}">{escape(text)}</a>') if url
+                       else escape(plain(text)))
             nodes[key] = got
         return got
 
-    env.filters["plain"] = plain
     env.filters["risk"] = lambda code: risk_label(code, lang)
     # every function the templates call is a plain one: called without Jinja's checks
     calls: dict[str, Any] = {
         "link": link,
-        "node": lambda key: node_text(key, lang),
-        "node_html": node_html,
+        "node": node,
         "direction": lambda code: direction_label(code, lang),
-        "risk": lambda code: risk_label(code, lang),
         "finding": lambda f: f.message_zh if lang == "zh" and f.message_zh else f.message_en,
     }
     values = {
@@ -549,10 +592,8 @@ def render_section(dg: Digest, lang: str, fmt: str, site_url: str | None = None)
         "html_lang": "zh-CN" if lang == "zh" else "en",
         **{name: plain_call(fn) for name, fn in calls.items()},
     }
-    if fmt == "text":
-        out = env.get_template("digest/section.txt.j2").render(**values)
-        return _tidy_text(out)
-    return str(env.get_template("digest/section.html.j2").render(**values))
+    out = env.get_template(SECTION).render(**values)
+    return str(out) if html else _tidy_text(out)
 
 
 def _tidy_text(text: str) -> str:
@@ -586,9 +627,8 @@ def render(dg: Digest, lang: str, fmt: str, site_url: str | None = None) -> str:
     if fmt == "fragment":
         return "\n".join(sections)
     import css_inline
-    from markupsafe import Markup
 
-    env = _env(first)
+    env = _env(first, html=True)
     doc = env.get_template("digest/email.html.j2").render(
         sections=[Markup(s) for s in sections],
         subject=digest_title(dg.period, first, dg.profile),

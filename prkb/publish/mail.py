@@ -24,7 +24,6 @@ import re
 import smtplib
 import socket
 import ssl
-import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -34,6 +33,7 @@ from email.policy import SMTP
 from email.utils import format_datetime
 from pathlib import Path
 
+from ..dates import utc_stamp
 from ..errors import InputError, PrkbError
 from ..secrets import redact, register_secret
 from ..store import Store
@@ -196,31 +196,9 @@ def write_eml(msg: EmailMessage, path: Path) -> None:
 # --- the ledger -----------------------------------------------------------------------------
 
 
-def sent_recipients(store: Store, week: str) -> set[str]:
-    return {
-        str(r[0]).lower()
-        for r in store.conn.execute("SELECT recipient FROM digest_ledger WHERE week=?", (week,))
-    }
-
-
 def record_sent(store: Store, week: str, recipient: str, msg_id: str) -> None:
-    """One accepted delivery, in its own transaction."""
-    with store.transaction() as conn:
-        conn.execute(
-            "INSERT INTO digest_ledger(week, recipient, message_id, sent_at) VALUES (?,?,?,?) "
-            "ON CONFLICT(week, recipient) DO UPDATE SET message_id=excluded.message_id, "
-            "sent_at=excluded.sent_at",
-            (week, recipient.lower(), msg_id, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())),
-        )
-
-
-def ledger_rows(store: Store, week: str | None = None) -> list[dict[str, str]]:
-    sql = "SELECT week, recipient, message_id, sent_at FROM digest_ledger"
-    args: tuple[str, ...] = ()
-    if week:
-        sql += " WHERE week=?"
-        args = (week,)
-    return [dict(r) for r in store.conn.execute(sql + " ORDER BY week, recipient", args)]
+    """One accepted delivery, in its own transaction, stamped now (UTC)."""
+    store.record_sent(week, recipient, msg_id, utc_stamp(datetime.now(UTC)))
 
 
 # --- SMTP -----------------------------------------------------------------------------------
@@ -357,7 +335,7 @@ def send_digest(
     connection stops the run (the report names who is left for the next run).
     """
     report = SendReport(week)
-    done = set() if force else sent_recipients(store, week)
+    done = set() if force else store.sent_recipients(week)
     pending: list[str] = []
     for rcpt in dict.fromkeys(check_address(r) for r in recipients):
         (report.already if rcpt.lower() in done else pending).append(rcpt)

@@ -36,7 +36,6 @@ TOPICS: dict[str, tuple[str, ...]] = {
 }
 TECHNICAL = ("testing", "ci", "performance", "correctness")
 TOPIC_ORDER = (*TECHNICAL, "other")
-VERDICT_ORDER = ("CHANGES_REQUESTED", "APPROVED", "COMMENTED", "DISMISSED", "PENDING")
 
 _PATTERNS = {
     topic: [re.compile(rf"(?<![A-Za-z0-9]){re.escape(k)}(?![A-Za-z0-9])", re.I) for k in words]

@@ -12,7 +12,7 @@ templates/babel.cfg -o /tmp/prkb.pot templates`` lists every msgid in use, and
 from __future__ import annotations
 
 import io
-import re
+from collections.abc import Callable
 from datetime import UTC, date, datetime
 from functools import lru_cache
 from pathlib import Path
@@ -24,11 +24,14 @@ from babel.dates import format_datetime as _babel_datetime
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from babel.support import Translations
+from markupsafe import Markup
 
-from ..errors import InputError
+from ..dates import parse_when
+from ..errors import InputError, PrkbError
 from ..glossary import label as glossary_label
 from ..paths import templates_dir
 from . import markdown as mdsafe
+from .jinja_calls import PlainCallContext, plain_call
 
 LANGS = ("zh", "en")
 LOCALES = {"zh": "zh_CN", "en": "en"}
@@ -67,24 +70,6 @@ def gettext(lang: str, msgid: str) -> str:
 
 # --- dates --------------------------------------------------------------------------------
 
-_DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-
-
-def parse_when(value: Any) -> datetime | date | None:
-    """An ISO date or date-time string as stored in the KB, or None."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, datetime | date):
-        return value
-    text = str(value).strip()
-    if _DATE_ONLY.match(text):
-        return date.fromisoformat(text)
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00").replace(" ", "T", 1))
-    except ValueError:
-        return None
-
-
 ZONE_UNKNOWN = "%(time)s (time zone unknown)"  # a catalog message (both .po files)
 
 
@@ -122,11 +107,17 @@ def _autoescape_html(name: str | None) -> bool:
     return bool(name) and str(name).endswith((".html", ".html.j2", ".htm"))
 
 
-@lru_cache(maxsize=1)
-def bytecode_cache() -> jinja2.BytecodeCache | None:
+@lru_cache(maxsize=8)
+def bytecode_cache(kind: str = "") -> jinja2.BytecodeCache | None:
     """Compiled templates kept between runs (Jinja's per-user folder under the temp dir,
-    keyed by each template's source): a new process does not compile them again."""
+    keyed by each template's source): a new process does not compile them again.
+
+    Jinja's key is the template's name and source; what an environment compiles into a
+    template beyond that (escaping, text its extensions write in) is not part of it, so an
+    environment that differs so names its ``kind`` and keeps its own files."""
     try:
+        if kind:
+            return jinja2.FileSystemBytecodeCache(pattern=f"__jinja2_prkb_{kind}_%s.cache")
         return jinja2.FileSystemBytecodeCache()
     except (OSError, RuntimeError):
         return None
@@ -165,3 +156,111 @@ def jinja_env(lang: str, *, autoescape: bool | None = None) -> jinja2.Environmen
     env.globals["lang"] = lang
     env.globals["locale"] = locale
     return env
+
+
+# --- HTML under autoescape ----------------------------------------------------------------
+
+
+def html_env(lang: str, what: str) -> jinja2.Environment:
+    """A fresh i18n environment for HTML under autoescape (the site's pages, the report's
+    HTML), its gettext cached and returning Markup (catalog text is trusted; ``%`` variables
+    are escaped), fast date filters, and calls of :func:`~.jinja_calls.plain_call` functions
+    made directly. ``what`` names the template the check is made for, in the error."""
+    env = jinja_env(lang)
+    if not env.autoescape or not env.autoescape(what):  # type: ignore[operator]
+        raise PrkbError(f"the template environment must autoescape HTML ({what})")
+    env.auto_reload = False  # templates do not change during a build: no stat per render
+    env.getattr = _dict_first(env.getattr)  # type: ignore[method-assign,assignment]
+    env.filters.update(date_filters(lang))
+    catalog = translations(lang)
+
+    @lru_cache(maxsize=4096)
+    def lookup(msgid: str) -> Markup:
+        return Markup(catalog.gettext(msgid))
+
+    @lru_cache(maxsize=4096)
+    def constant(msgid: str) -> Markup:
+        return lookup(msgid) % {}  # as with variables: "%%" becomes "%"
+
+    def gettext(msgid: str, **variables: Any) -> Markup:
+        if variables:
+            return lookup(msgid) % variables
+        return constant(msgid)
+
+    # ``_`` straight to gettext: the i18n extension's alias resolves and calls it each time
+    env.globals["gettext"] = env.globals["_"] = plain_call(gettext)
+    env.context_class = PlainCallContext
+    return env
+
+
+def date_filters(lang: str) -> dict[str, Callable[..., str]]:
+    """``format_date`` and ``format_datetime`` as :func:`jinja_env` makes them, with the
+    Babel locale parsed once (not on every call) and each day's date formatted once."""
+    from babel import Locale
+    from babel.dates import format_date, format_datetime, format_time, get_datetime_format
+
+    loc = Locale.parse(locale_of(lang))
+    unknown = format_date_for(None, lang)
+
+    @lru_cache(maxsize=4096)
+    def day_text(day: date, fmt: str) -> str:
+        return str(format_date(day, fmt, locale=loc))
+
+    def date_filter(value: Any, fmt: str = "long") -> str:
+        when = parse_when(value)
+        if when is None:
+            return unknown
+        return day_text(when.date() if isinstance(when, datetime) else when, fmt)
+
+    @lru_cache(maxsize=8)
+    def joiner(fmt: str) -> str:
+        pattern = get_datetime_format(fmt, locale=loc)  # type: ignore[arg-type]
+        return str(pattern).replace("'", "")
+
+    @lru_cache(maxsize=8192)
+    def time_text(hms: tuple[int, int, int, int], fmt: str) -> str:
+        return str(format_time(datetime(2000, 1, 1, *hms, tzinfo=UTC), fmt, tzinfo=None,
+                               locale=loc))
+
+    def naive_utc_text(when: datetime, fmt: str) -> str:
+        """``format_datetime(when, fmt)`` for a naive datetime: Babel joins its date and
+        time texts with the locale's pattern; both parts are cached here."""
+        if fmt not in ("full", "long", "medium", "short"):
+            return str(format_datetime(when, fmt, locale=loc))
+        hms = (when.hour, when.minute, when.second, when.microsecond)
+        return joiner(fmt).replace("{0}", time_text(hms, fmt)).replace(
+            "{1}", day_text(when.date(), fmt))
+
+    def datetime_filter(value: Any, fmt: str = "medium") -> str:
+        when = parse_when(value)
+        if when is None:
+            return unknown
+        if not isinstance(when, datetime):
+            return day_text(when, "long")
+        if when.tzinfo is not None:
+            utc = when.astimezone(UTC).replace(tzinfo=None)
+            return f"{naive_utc_text(utc, fmt)} UTC"
+        return zone_unknown(naive_utc_text(when, fmt), lang)
+
+    return {"format_date": date_filter, "format_datetime": datetime_filter}
+
+
+_DICT_ATTRS = frozenset(dir(dict))
+
+
+def _dict_first(default: Callable[[Any, str], Any]) -> Callable[[Any, str], Any]:
+    """Jinja's ``x.name`` for the site's plain dicts without the failed attribute lookup.
+
+    Jinja tries ``getattr(x, name)`` first and ``x[name]`` after; a plain dict has no
+    attributes but those of its class, so for any other name the item is what Jinja finds.
+    The same result, without raising and catching an AttributeError on every lookup."""
+
+    def getattr_(obj: Any, attribute: str) -> Any:
+        if type(obj) is dict and attribute not in _DICT_ATTRS:
+            try:
+                return obj[attribute]
+            except KeyError:
+                pass
+        return default(obj, attribute)
+
+    return getattr_

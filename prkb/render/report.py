@@ -2,8 +2,10 @@
 
 ``report_context`` gathers only facts from the knowledge base and the profile (codes, names,
 values, excerpts); every sentence a reader sees comes from the templates under
-``templates/report/`` and the message catalogs. Formats: ``md`` (Markdown), ``txt`` (plain
-text for e-mail) and ``html`` (a standalone page made from the Markdown by ``to_html``).
+``templates/report/`` and the message catalogs. One template, ``report/report.j2``, makes
+every format through the formatter of :mod:`.formats`: ``md`` (Markdown), ``txt`` (plain
+text for e-mail) and, with :func:`render_context`, an HTML fragment (the site's PR pages).
+``prkb report --format html`` is a standalone page made from the Markdown by ``to_html``.
 Output is deterministic: the same knowledge base gives byte-identical reports.
 """
 
@@ -24,17 +26,9 @@ from ..profile import Profile, load_profile
 from ..store import Store
 from .body import body_sections, features_in, mentions, test_commands
 from .discussion import highlights
-from .i18n import LANGS, jinja_env, translations
-from .markdown import (
-    clean_text,
-    md_code,
-    md_escape,
-    md_fence,
-    md_inline,
-    md_link,
-    plain,
-    to_html,
-)
+from .formats import FORMATTERS, FormatConstants, drop_marks, filters_of
+from .i18n import LANGS, bytecode_cache, html_env, jinja_env, translations
+from .markdown import to_html
 from .patches import classes_touched, key_hunks, rebuilt, related_calls, related_names
 
 FORMATS = ("md", "txt", "html")
@@ -84,17 +78,6 @@ def _meaning(profile: Profile, lang: str, value: str | None) -> str | None:
     if not value:
         return None
     return profile.level_meaning.get(lang, {}).get(profile.normalize_level(value))
-
-
-def _node_title(store: Store, number: int) -> str | None:
-    row = store.conn.execute(
-        "SELECT title FROM prs WHERE number=? ORDER BY repo LIMIT 1", (number,)
-    ).fetchone()
-    if row is None:
-        row = store.conn.execute(
-            "SELECT title FROM nodes WHERE key=?", (f"pr:{number}",)
-        ).fetchone()
-    return str(row[0]) if row is not None and row[0] else None
 
 
 def _recommend(
@@ -157,13 +140,7 @@ def _spec_readiness(
     rule = str(profile.audit.get("rule") or "")
     raised = [c for c in changes if c["flag_level"] and c["direction"] in ("raised", "added")]
     sha = facts.get("merge_commit_sha")
-    rows = []
-    if raised and sha:
-        rows = store.conn.execute(
-            "SELECT class_name, file, spec_ready FROM builder_levels WHERE repo=? AND"
-            " commit_sha=? ORDER BY class_name, file",
-            (facts["repo"], sha),
-        ).fetchall()
+    rows = store.builder_readings(facts["repo"], sha) if raised and sha else []
     classes: list[dict[str, Any]] = []
     seen: set[tuple[str, str]] = set()
     for c in raised:
@@ -433,7 +410,7 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
             {
                 **r,
                 "number": other if isinstance(other, int) else None,
-                "title": _node_title(store, other) if isinstance(other, int) else None,
+                "title": store.pr_title(other) if isinstance(other, int) else None,
                 "inferred": is_inferred(r.get("origin"), r.get("confidence")),
             }
         )
@@ -446,7 +423,7 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
         for n, ctx in mentions(t, number).items():
             mention_map.setdefault(n, ctx)
     mention_list = [
-        {"number": n, "title": _node_title(store, n), "context": mention_map[n]}
+        {"number": n, "title": store.pr_title(n), "context": mention_map[n]}
         for n in sorted(mention_map)
     ]
 
@@ -562,45 +539,63 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
 # --- rendering ----------------------------------------------------------------------------
 
 
-def _indent_block(text: str, info: str = "") -> str:
-    del info
-    return "\n".join(("    " + ln) if ln else "" for ln in clean_text(text).split("\n"))
+REPORT = "report/report.j2"
 
 
 @lru_cache(maxsize=8)
 def _report_env(lang: str, fmt: str) -> jinja2.Environment:
-    """The environment of one language and format, cached (templates compile once)."""
-    env = jinja_env(lang, autoescape=False)
-    if fmt == "md":
-        env.filters.update(t=md_escape, q=md_inline, c=md_code, block=md_fence, link=md_link)
+    """The environment of one language and format, cached (templates compile once): the
+    report template with the formatter ``F`` of ``fmt`` (:mod:`.formats`) and its filters.
+    ``html`` autoescapes (:func:`.i18n.html_env`); ``md`` and ``txt`` do not."""
+    if fmt == "html":
+        env = html_env(lang, "report.html")
+        # one template for every format: here every template escapes, whatever its name
+        env.autoescape = True
     else:
-        env.filters.update(t=plain, q=plain, c=plain, block=_indent_block, link=plain)
-    catalog = translations(lang)
-    lookup = lru_cache(maxsize=4096)(catalog.gettext)
+        env = jinja_env(lang, autoescape=False)
+        catalog = translations(lang)
+        lookup = lru_cache(maxsize=4096)(catalog.gettext)
 
-    def gettext(msgid: str, **variables: Any) -> str:
-        # what the i18n extension's newstyle gettext does without autoescape, lookups cached
-        return str(lookup(msgid)) % variables
+        def gettext(msgid: str, **variables: Any) -> str:
+            # what the i18n extension's newstyle gettext does without autoescape, cached
+            return str(lookup(msgid)) % variables
 
-    env.globals["gettext"] = env.globals["_"] = gettext
+        env.globals["gettext"] = env.globals["_"] = gettext
+    formatter = FORMATTERS[fmt]
+    # the formatter's structure strings are compiled into the template as text: compiled
+    # templates of this format are kept apart from those of other formats
+    env.extend(report_format=formatter)
+    env.add_extension(FormatConstants)
+    env.bytecode_cache = bytecode_cache(f"report-{fmt}")
+    env.filters.update(filters_of(formatter))
+    env.globals.update(F=formatter, codes=formatter.codes, num=formatter.num)
     # the label tables (report/_labels.j2) depend only on the language: built once
     env.globals["L"] = env.get_template("report/_labels.j2").make_module()
     return env
 
 
-def _render_lang(ctx: dict[str, Any], fmt: str) -> str:
-    """The report text of one language: ``md`` or ``txt`` from the same template."""
-    env = _report_env(ctx["lang"], fmt)
-    out = env.get_template("report/report.j2").render(fmt=fmt, **ctx)
-    return _tidy(out)
+def warm_up(lang: str, fmt: str = "html") -> None:
+    """Make the report environment and load its template (before worker processes fork)."""
+    _report_env(lang, fmt).get_template(REPORT)
+
+
+def render_context(ctx: dict[str, Any], fmt: str) -> str:
+    """The report of one language from its ``report_context``: ``md``, ``txt``, or ``html``
+    (a fragment for a page: headings, lists, paragraphs; every value escaped)."""
+    out = _report_env(ctx["lang"], fmt).get_template(REPORT).render(ctx)
+    return out if fmt == "html" else _tidy(out)
 
 
 def _tidy(text: str) -> str:
-    """At most one blank line in a row, no trailing spaces, one final newline."""
-    lines = [ln.rstrip() for ln in text.split("\n")]
+    """At most one blank line in a row, no trailing spaces, one final newline; the
+    formatter's structure marks go, with their line when nothing else is on it."""
     out: list[str] = []
     fence: str | None = None
-    for ln in lines:
+    for raw in text.split("\n"):
+        kept = drop_marks(raw)
+        if kept is None:  # a line of HTML structure only (formats.DROP)
+            continue
+        ln = kept.rstrip()
         stripped = ln.strip()
         if fence is None and stripped.startswith("```"):
             fence = stripped[: len(stripped) - len(stripped.lstrip("`"))]
@@ -659,8 +654,8 @@ def render_report(
     _check(lang, fmt)
     ctx = report_context(store, ref, lang, profile=profile)
     if fmt != "html":
-        return _render_lang(ctx, fmt)
-    md = _render_lang(ctx, "md")
+        return render_context(ctx, fmt)
+    md = render_context(ctx, "md")
     return _page([(lang, to_html(md))], _page_title(ctx))
 
 
@@ -673,10 +668,10 @@ def render_reports(
         _check(lang, fmt)
     ctxs = [report_context(store, ref, lang, profile=profile) for lang in langs]
     if fmt == "html":
-        return _page([(c["lang"], to_html(_render_lang(c, "md"))) for c in ctxs],
+        return _page([(c["lang"], to_html(render_context(c, "md"))) for c in ctxs],
                      _page_title(ctxs[0]))
     sep = "\n---\n\n" if fmt == "md" else "\n" + "=" * 60 + "\n\n"
-    return sep.join(_render_lang(c, fmt) for c in ctxs)
+    return sep.join(render_context(c, fmt) for c in ctxs)
 
 
 def _page_title(ctx: dict[str, Any]) -> str:

@@ -104,13 +104,15 @@ def check_base_url(url: str | None) -> str | None:
 def report_html_for(profile: Profile) -> ReportHtml:
     """The PR's report (the same content as ``prkb report``) as safe HTML.
 
-    Rendered from the report's facts with an HTML template (:mod:`prkb.site.report_page`),
-    not through Markdown: the same sentences, a third of the cost.
+    Rendered from the report's facts with the report template's HTML formatter
+    (report_page), not through Markdown: the same sentences, a third of the cost.
     """
-    from .report_page import report_html as page_report
+    from .report_page import ReportPages
+
+    pages = ReportPages(profile)
 
     def report_html(store: Store, pr: dict[str, Any], lang: str) -> str:
-        return page_report(store, pr, lang, profile)
+        return pages.html(store, pr, lang)
 
     return report_html
 

@@ -1,10 +1,10 @@
-"""The site's small HTML pieces as Python (``level_badge``, ``pr_link``, ``change_line``,
-``state_name``): the same markup as the macros of ``templates/site/macros.html``.
+"""The site's small HTML pieces (``level_badge``, ``pr_link``, ``change_line``,
+``state_name``), written once, in Python: globals of the site's page environment
+(``site.render.escaping_env``), called from every page template.
 
 A Jinja macro call costs a new context and frame each time; the PR and builder pages call
-these hundreds of times, so they are globals of the site's environment instead. Every value
-from the knowledge base is escaped here exactly as autoescape escapes it in the macro.
-``tests/test_site_macros.py`` renders both and compares them.
+these hundreds of times, so they are Python. Every value from the knowledge base is escaped
+here exactly as autoescape would escape it in a template.
 """
 
 from __future__ import annotations

@@ -13,16 +13,12 @@ import multiprocessing
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
-from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 import jinja2
 from markupsafe import Markup
 
-from ..errors import PrkbError
-from ..render.jinja_calls import PlainCallContext, plain_call
+from ..render.jinja_calls import plain_call
 from ..store import Store
 from . import links as site_links
 from .feed import atom_feed
@@ -61,114 +57,15 @@ _WORKER_JOB: RenderJob | None = None
 
 
 def escaping_env(lang: str, what: str) -> jinja2.Environment:
-    """A fresh i18n environment for HTML under autoescape, its gettext cached and returning
-    Markup (catalog text is trusted; ``%`` variables are escaped). ``what`` names the
-    template the check is made for, in the error."""
-    from ..render.i18n import jinja_env, translations
+    """The HTML environment of ``prkb.render.i18n.html_env`` with the site's page helpers
+    (level_badge, pr_link, change_line, state_name: ``site/macros.py``)."""
+    from ..render.i18n import html_env
 
-    env = jinja_env(lang)
-    if not env.autoescape or not env.autoescape(what):  # type: ignore[operator]
-        raise PrkbError(f"the template environment must autoescape HTML ({what})")
-    env.auto_reload = False  # templates do not change during a build: no stat per render
-    env.getattr = _dict_first(env.getattr)  # type: ignore[method-assign,assignment]
-    env.filters.update(_date_filters(lang))
-    catalog = translations(lang)
-
-    @lru_cache(maxsize=4096)
-    def lookup(msgid: str) -> Markup:
-        return Markup(catalog.gettext(msgid))
-
-    @lru_cache(maxsize=4096)
-    def constant(msgid: str) -> Markup:
-        return lookup(msgid) % {}  # as with variables: "%%" becomes "%"
-
-    def gettext(msgid: str, **variables: Any) -> Markup:
-        if variables:
-            return lookup(msgid) % variables
-        return constant(msgid)
-
-    # ``_`` straight to gettext: the i18n extension's alias resolves and calls it each time
-    env.globals["gettext"] = env.globals["_"] = plain_call(gettext)
-    # level_badge, pr_link, change_line, state_name: the markup of site/macros.html, in Python
+    env = html_env(lang, what)
+    gettext: Callable[..., Markup] = env.globals["gettext"]  # type: ignore[assignment]
     env.globals.update({k: plain_call(f) for k, f in
                         make_helpers(gettext, env.filters["label"]).items()})
-    env.context_class = PlainCallContext
     return env
-
-
-def _date_filters(lang: str) -> dict[str, Callable[..., str]]:
-    """``format_date`` and ``format_datetime`` as ``prkb.render.i18n`` makes them, with the
-    Babel locale parsed once (not on every call) and each day's date formatted once."""
-    from babel import Locale
-    from babel.dates import format_date, format_datetime, format_time, get_datetime_format
-
-    from ..render.i18n import format_date_for, locale_of, parse_when, zone_unknown
-
-    loc = Locale.parse(locale_of(lang))
-    unknown = format_date_for(None, lang)
-
-    @lru_cache(maxsize=4096)
-    def day_text(day: date, fmt: str) -> str:
-        return str(format_date(day, fmt, locale=loc))
-
-    def date_filter(value: Any, fmt: str = "long") -> str:
-        when = parse_when(value)
-        if when is None:
-            return unknown
-        return day_text(when.date() if isinstance(when, datetime) else when, fmt)
-
-    @lru_cache(maxsize=8)
-    def joiner(fmt: str) -> str:
-        pattern = get_datetime_format(fmt, locale=loc)  # type: ignore[arg-type]
-        return str(pattern).replace("'", "")
-
-    @lru_cache(maxsize=8192)
-    def time_text(hms: tuple[int, int, int, int], fmt: str) -> str:
-        return str(format_time(datetime(2000, 1, 1, *hms, tzinfo=UTC), fmt, tzinfo=None,
-                               locale=loc))
-
-    def naive_utc_text(when: datetime, fmt: str) -> str:
-        """``format_datetime(when, fmt)`` for a naive datetime: Babel joins its date and
-        time texts with the locale's pattern; both parts are cached here."""
-        if fmt not in ("full", "long", "medium", "short"):
-            return str(format_datetime(when, fmt, locale=loc))
-        hms = (when.hour, when.minute, when.second, when.microsecond)
-        return joiner(fmt).replace("{0}", time_text(hms, fmt)).replace(
-            "{1}", day_text(when.date(), fmt))
-
-    def datetime_filter(value: Any, fmt: str = "medium") -> str:
-        when = parse_when(value)
-        if when is None:
-            return unknown
-        if not isinstance(when, datetime):
-            return day_text(when, "long")
-        if when.tzinfo is not None:
-            utc = when.astimezone(UTC).replace(tzinfo=None)
-            return f"{naive_utc_text(utc, fmt)} UTC"
-        return zone_unknown(naive_utc_text(when, fmt), lang)
-
-    return {"format_date": date_filter, "format_datetime": datetime_filter}
-
-
-_DICT_ATTRS = frozenset(dir(dict))
-
-
-def _dict_first(default: Callable[[Any, str], Any]) -> Callable[[Any, str], Any]:
-    """Jinja's ``x.name`` for the site's plain dicts without the failed attribute lookup.
-
-    Jinja tries ``getattr(x, name)`` first and ``x[name]`` after; a plain dict has no
-    attributes but those of its class, so for any other name the item is what Jinja finds.
-    The same result, without raising and catching an AttributeError on every lookup."""
-
-    def getattr_(obj: Any, attribute: str) -> Any:
-        if type(obj) is dict and attribute not in _DICT_ATTRS:
-            try:
-                return obj[attribute]
-            except KeyError:
-                pass
-        return default(obj, attribute)
-
-    return getattr_
 
 
 def _env(lang: str, envs: dict[str, jinja2.Environment]) -> jinja2.Environment:

@@ -1,12 +1,121 @@
-"""Readers of the per-PR report and of the weekly digest (facts, raw records, ledger).
+"""Readers of the per-PR report and of the weekly digest (titles, audit readings, a period's
+PRs and what they changed, the digest's delivery ledger).
 
 The SQL of this concern lives here and nowhere else; the rest of prkb calls these methods.
+Readers return plain dicts (keyed by column name, as documented per method): the digest reads
+a week's rows in bulk and the report a few per PR, and neither needs more than the values.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from .core import StoreBase
+from .rows import row_dict
 
 
 class ReportQueries(StoreBase):
     """SQL of the report concern, mixed into :class:`prkb.store.Store`."""
+
+    # --- the report ---------------------------------------------------------------------
+
+    def pr_title(self, number: int) -> str | None:
+        """The title of PR ``number``: its record's (the first repository by name), else its
+        graph node's; ``None`` when neither knows one."""
+        row = self.conn.execute(
+            "SELECT title FROM prs WHERE number=? ORDER BY repo LIMIT 1", (number,)
+        ).fetchone()
+        if row is None:
+            row = self.conn.execute(
+                "SELECT title FROM nodes WHERE key=?", (f"pr:{number}",)
+            ).fetchone()
+        return str(row[0]) if row is not None and row[0] else None
+
+    def builder_readings(self, repo: str, commit: str) -> list[dict[str, Any]]:
+        """The consistency audit's builder readings at ``commit`` of ``repo``: dicts with
+        ``class_name``, ``file`` and ``spec_ready`` (1, 0 or None), by class and file."""
+        rows = self.conn.execute(
+            "SELECT class_name, file, spec_ready FROM builder_levels WHERE repo=? AND"
+            " commit_sha=? ORDER BY class_name, file",
+            (repo, commit),
+        )
+        return [row_dict(r) for r in rows]
+
+    # --- the digest ---------------------------------------------------------------------
+
+    def prs_dated_between(self, repo: str, lo: str, hi: str) -> list[dict[str, Any]]:
+        """PRs of ``repo`` opened, merged or closed with a stored stamp in [``lo``, ``hi``)
+        (ISO text compared as text: give a margin and test the exact period after). Dicts
+        with ``id, repo, ref, number, title, state, url, author, created_at, merged_at,
+        closed_at, source``."""
+        # "+repo": the date indexes (migration 0004) serve the ORs, not the (repo, ref) index
+        rows = self.conn.execute(
+            "SELECT id, repo, ref, number, title, state, url, author, created_at, merged_at, "
+            "closed_at, source FROM prs WHERE +repo=? AND ("
+            "(created_at >= ? AND created_at < ?) OR (merged_at >= ? AND merged_at < ?) OR "
+            "(closed_at >= ? AND closed_at < ?))",
+            (repo, lo, hi, lo, hi, lo, hi),
+        )
+        return [row_dict(r) for r in rows]
+
+    def pr_stamps(self, repo: str) -> list[dict[str, Any]]:
+        """Every PR of ``repo`` with what dates it in a digest: dicts with ``state,
+        created_at, merged_at, closed_at, source``."""
+        rows = self.conn.execute(
+            "SELECT state, created_at, merged_at, closed_at, source FROM prs WHERE repo=?",
+            (repo,),
+        )
+        return [row_dict(r) for r in rows]
+
+    def symbol_changes_of(self, pr_id: int) -> list[dict[str, Any]]:
+        """The stored declaration changes of the PR row ``pr_id``, in order: dicts with the
+        columns of ``symbol_changes`` (``class_name, file, before, after, direction``...)."""
+        rows = self.conn.execute(
+            "SELECT * FROM symbol_changes WHERE pr_id=? ORDER BY seq", (pr_id,)
+        )
+        return [row_dict(r) for r in rows]
+
+    def findings_of(self, pr_id: int) -> list[dict[str, Any]]:
+        """The stored audit findings of the PR row ``pr_id``, in order: dicts with the
+        columns of ``findings`` (``rule, class_name, file, message_en, message_zh``...)."""
+        rows = self.conn.execute("SELECT * FROM findings WHERE pr_id=? ORDER BY seq", (pr_id,))
+        return [row_dict(r) for r in rows]
+
+    def risk_codes_of(self, pr_id: int) -> list[str]:
+        """The risk tag codes stored for the PR row ``pr_id`` (in no particular order)."""
+        rows = self.conn.execute("SELECT code FROM risk_tags WHERE pr_id=?", (pr_id,))
+        return [str(r[0]) for r in rows]
+
+    def relations_touching(self, keys: Iterable[str]) -> list[dict[str, Any]]:
+        """Relations whose source or target is one of the graph ``keys`` (``pr:N``...), by
+        source, type and target: dicts with ``source, target, type, evidence, confidence,
+        origin``."""
+        keys = list(keys)
+        if not keys:
+            return []
+        marks = ",".join("?" for _ in keys)
+        rows = self.conn.execute(
+            f"SELECT source, target, type, evidence, confidence, origin FROM relations "
+            f"WHERE source IN ({marks}) OR target IN ({marks}) ORDER BY source, type, target",
+            (*keys, *keys),
+        )
+        return [row_dict(r) for r in rows]
+
+    # --- the digest's delivery ledger ---------------------------------------------------
+
+    def sent_recipients(self, week: str) -> set[str]:
+        """The recipients (lower-cased) the digest of ``week`` was delivered to."""
+        rows = self.conn.execute("SELECT recipient FROM digest_ledger WHERE week=?", (week,))
+        return {str(r[0]).lower() for r in rows}
+
+    def record_sent(self, week: str, recipient: str, message_id: str, sent_at: str) -> None:
+        """One accepted delivery of ``week``'s digest, in its own transaction (a resend
+        replaces the recipient's row)."""
+        with self.transaction() as conn:
+            conn.execute(
+                "INSERT INTO digest_ledger(week, recipient, message_id, sent_at) "
+                "VALUES (?,?,?,?) ON CONFLICT(week, recipient) DO UPDATE SET "
+                "message_id=excluded.message_id, sent_at=excluded.sent_at",
+                (week, recipient.lower(), message_id, sent_at),
+            )
