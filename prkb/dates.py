@@ -65,14 +65,6 @@ def parse_day(text: str) -> date:
     return date.fromisoformat(text.strip())
 
 
-def has_zone(text: str) -> bool:
-    """Whether an ISO time names its zone (``Z`` or an offset); False for a bare day."""
-    try:
-        return _DAY.match(text.strip()) is None and _iso(text).tzinfo is not None
-    except ValueError:
-        return False
-
-
 def utc_stamp(dt: datetime) -> str:
     """An aware datetime as the stored UTC form ``YYYY-MM-DDTHH:MM:SSZ``."""
     return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

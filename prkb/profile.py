@@ -152,12 +152,6 @@ class Profile:
                 found.append(plat)
         return found
 
-    def platform(self, code: str) -> Platform | None:
-        for p in self.platforms:
-            if p.code == code:
-                return p
-        return None
-
     def title_has(self, kind: str, title: str) -> bool:
         tags = {t.strip().lower() for t in re.findall(r"\[([^\]]+)\]", title or "")}
         words = self.title_tags.get(kind, ())

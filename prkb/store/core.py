@@ -431,19 +431,6 @@ class StoreBase:
 
     # --- the profile ------------------------------------------------------------------------
 
-    def profile_binding(self) -> ProfileBinding | None:
-        """The profile recorded for this knowledge base, or None (new, or made before 0007)."""
-        try:
-            rows = dict(self.conn.execute(
-                "SELECT key, value FROM kb_meta WHERE key LIKE 'profile.%'"
-            ).fetchall())
-        except sqlite3.OperationalError:  # a read-only file made before kb_meta existed
-            return None
-        if "profile.name" not in rows:
-            return None
-        return ProfileBinding(rows["profile.name"], rows.get("profile.source", ""),
-                              rows.get("profile.hash", ""))
-
     def bind_profile(self, binding: ProfileBinding) -> None:
         """Record ``binding`` with this connection's first write, unless one is recorded."""
         self._binding = binding

@@ -436,11 +436,6 @@ def flagged_alternatives(builder: BuilderInfo, profile: Profile) -> list[tuple[s
     return [(lv, when) for lv, when in alts if lv in wanted]
 
 
-def flagged_levels(builder: BuilderInfo, profile: Profile) -> list[str]:
-    """Levels of the builder (each branch or return) that the rule cares about."""
-    return list(dict.fromkeys(lv for lv, _ in flagged_alternatives(builder, profile)))
-
-
 def findings_for(builder: BuilderInfo, profile: Profile, commit: str | None) -> list[Finding]:
     if builder.spec_ready is not False:
         return []
