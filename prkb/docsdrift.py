@@ -110,6 +110,7 @@ class DriftReport:
 
 
 def norm(text: str) -> str:
+    """A backend or builder name reduced for matching (case and punctuation folded)."""
     return re.sub(r"[^a-z0-9]", "", text.lower())
 
 
@@ -154,6 +155,7 @@ def _levels_in(text: str, profile: Profile) -> list[str]:
 
 
 def parse_table(text: str, profile: Profile) -> DocTable:
+    """The backend table of the design document: one row per backend with the level it claims."""
     md = MarkdownIt("commonmark").enable("table")
     try:
         tokens = md.parse(text)
@@ -244,6 +246,7 @@ def _builder_keys(b: BuilderInfo) -> tuple[set[str], set[str], set[str]]:
 def match_rows(
     table: DocTable, builders: list[BuilderInfo], profile: Profile
 ) -> dict[int, list[str]]:
+    """Pair each documented row with the builder it names (the profile's docs aliases first)."""
     aliases = {norm(k): str(v) for k, v in dict(profile.docs.get("aliases", {})).items()}
     keyed = [(b, _builder_keys(b)) for b in builders]
     out: dict[int, list[str]] = {}
@@ -270,6 +273,8 @@ def match_rows(
 def check_drift(
     result: AuditResult, table: DocTable, profile: Profile, doc: str = ""
 ) -> DriftReport:
+    """Where the document's table and the audited builders disagree (a level, a missing row, a row
+    for no builder)."""
     report = DriftReport(doc=doc, rev=result.rev, table=table, builders=len(result.builders))
     by_class = {b.class_name: b for b in result.builders}
     report.matched = match_rows(table, result.builders, profile)

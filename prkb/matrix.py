@@ -21,6 +21,7 @@ from .store import Store
 
 
 def backend_label(b: BuilderInfo) -> str:
+    """The short backend name shown for a builder (its class name without the builder suffix)."""
     if b.backend_name:
         return b.backend_name
     short = b.class_name.rsplit(".", 1)[-1]
@@ -31,6 +32,7 @@ def backend_label(b: BuilderInfo) -> str:
 
 
 def spec_label(ready: bool | None) -> str:
+    """How the matrix shows a builder's spec-decode readiness (yes, no, not needed, unknown)."""
     return "yes" if ready else "n/a" if ready is None else "no"
 
 
@@ -125,6 +127,7 @@ def _code(text: str | None) -> str:
 
 
 def to_markdown(rows: list[dict[str, Any]], profile: Profile, rev: str = "") -> str:
+    """The matrix rows as a Markdown table."""
     level_header = profile.display.lstrip("_")
     head = [
         "Attention Backend", level_header, "Comments",

@@ -7,6 +7,7 @@ from pathlib import Path
 
 
 def project_root() -> Path:
+    """The folder that holds ``prkb/``, ``data/`` and ``templates/``."""
     env = os.environ.get("PRKB_HOME")
     if env:
         return Path(env)
@@ -14,10 +15,12 @@ def project_root() -> Path:
 
 
 def data_dir() -> Path:
+    """The bundled data: profiles, glossary, relation rules, snapshots."""
     return project_root() / "data"
 
 
 def templates_dir() -> Path:
+    """The Jinja2 templates and Babel catalogs."""
     return project_root() / "templates"
 
 

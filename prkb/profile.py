@@ -169,6 +169,8 @@ def _tuple(v: Any) -> tuple[str, ...]:
 
 
 def profile_path(name_or_path: str) -> Path:
+    """The file of a profile given by bundled name or ``.toml`` path; :class:`InputError` listing
+    the known profiles otherwise."""
     p = Path(name_or_path)
     if p.suffix == ".toml" and p.exists():
         return p

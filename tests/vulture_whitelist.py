@@ -11,3 +11,8 @@ digest.DigestText.open_section  # templates/digest/section.j2: F.open_section(..
 digest.DigestHtml.open_section  # the same, in HTML
 formats.FormatConstants.preprocess  # jinja2.ext.Extension hook
 serve.SiteHandler.list_directory  # http.server.SimpleHTTPRequestHandler hook
+
+import prkb  # noqa: E402
+
+prkb.__getattr__  # PEP 562: module attribute look-up (the lazy public API)
+prkb.__dir__  # PEP 562: dir(prkb)

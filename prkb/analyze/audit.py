@@ -480,6 +480,8 @@ def _live_spelling(
 
 
 def compute_builders(modules: dict[str, ModuleFacts], profile: Profile) -> list[BuilderInfo]:
+    """Every metadata builder of the parsed modules, with its declared and effective level, its
+    bases resolved across modules, and its spec-decode readiness."""
     audit = profile.audit
     roots = set(audit.get("builder_bases", []))
     mla_roots = set(audit.get("mla_bases", []))

@@ -91,12 +91,14 @@ def token_from_env(env: dict[str, str] | None = None) -> str | None:
 
 
 def check_repo(repo: str) -> str:
+    """``OWNER/NAME`` as given, or :class:`InputError` naming what is wrong with it."""
     if not _REPO_RE.match(repo or ""):
         raise InputError(f"repository must be OWNER/REPO, got {repo!r:.80}")
     return repo
 
 
 def check_since(since: str | None) -> str | None:
+    """A ``--since`` date as given (ISO day or time), or :class:`InputError`."""
     if since is None:
         return None
     if not _DATE_RE.match(since):

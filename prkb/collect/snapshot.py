@@ -161,6 +161,8 @@ def _ident(obj: Any) -> str:
 def export_records(
     store: Store, *, trim: bool = False, profile: Profile | None = None
 ) -> Iterator[dict[str, Any]]:
+    """Every stored record in snapshot shape (GitHub's REST shape plus ``source`` and ``prkb``),
+    oldest first."""
     for row in store.prs_for_export():
         rec = store.raw_record(row)
         if trim and profile is not None:
@@ -173,6 +175,8 @@ def export_records(
 def export_jsonl(
     store: Store, out: TextIO, *, trim: bool = False, profile: Profile | None = None
 ) -> int:
+    """Write the knowledge base as JSONL to ``path`` (``-``: stdout); returns the number of
+    records."""
     n = 0
     for rec in export_records(store, trim=trim, profile=profile):
         out.write(json.dumps(rec, sort_keys=True, ensure_ascii=False) + "\n")

@@ -67,6 +67,7 @@ def week_period(key: str) -> Period:
 
 
 def week_key(when: datetime) -> str:
+    """The ISO week key (``2026-W21``) of an aware time."""
     iso = when.astimezone(UTC).isocalendar()
     return f"{iso.year:04d}-W{iso.week:02d}"
 
@@ -387,10 +388,12 @@ def digest_entries(
 
 
 def direction_label(code: str, lang: str) -> str:
+    """A change direction's label in ``lang`` (from the glossary)."""
     return label("directions", code, lang)
 
 
 def risk_label(code: str, lang: str) -> str:
+    """A risk tag's label in ``lang`` (from the glossary)."""
     tag = risk_tag(code)
     return tag.zh if lang == "zh" else tag.en
 
@@ -406,6 +409,7 @@ def pr_link(item: PrItem | int | None, lang: str, site_url: str | None) -> str |
 
 
 def digest_url(period: Period, lang: str, site_url: str | None) -> str | None:
+    """The site address of this period's digest page in ``lang``, when a site URL is given."""
     if not site_url:
         return None
     return f"{site_url.rstrip('/')}/{lang}/digest/{period.key}.html"
@@ -533,6 +537,7 @@ def warm_up(lang: str) -> None:
 
 
 def node_text(key: str, lang: str) -> str:
+    """How the digest names a graph node (``#N``, an issue, a commit, another repository's PR)."""
     n = _pr_number(key)
     if n is not None:
         return f"#{n}"
@@ -609,6 +614,7 @@ def _tidy_text(text: str) -> str:
 
 
 def footer(lang: str, profile: Profile) -> str:
+    """The digest's closing lines in ``lang`` (what it is and where it comes from)."""
     out = _env(lang).get_template("digest/footer.txt.j2").render(repo=profile.repo)
     return " ".join(str(out).split())
 

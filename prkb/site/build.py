@@ -74,6 +74,8 @@ class BuildStats:
 
 
 def parse_langs(text: str | list[str] | tuple[str, ...] | None) -> list[str]:
+    """``--lang`` as a list of known language codes (``zh,en`` or repeated); :class:`InputError`
+    otherwise."""
     if text is None:
         return list(LANGS)
     items = text.split(",") if isinstance(text, str) else list(text)
@@ -91,6 +93,8 @@ def parse_langs(text: str | list[str] | tuple[str, ...] | None) -> list[str]:
 
 
 def check_base_url(url: str | None) -> str | None:
+    """``--base-url`` if it is an http(s) address without quotes or spaces; :class:`InputError`
+    otherwise."""
     if url is None or url == "":
         return None
     if not _BASE_URL.match(url):
