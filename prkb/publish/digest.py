@@ -169,7 +169,7 @@ class RelationItem:
     evidence: str
     source_number: int | None
     target_number: int | None
-    # read only from code lineage or a heuristic (analyze.relations.is_inferred): the digest
+    # read only from code lineage or a heuristic (graph.relations.is_inferred): the digest
     # says so
     inferred: bool = False
 
