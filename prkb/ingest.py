@@ -21,7 +21,7 @@ from .analyze.symbols import SourceError, diff_declarations, parse_classes
 from .errors import InputError
 from .models import Analysis, Finding, StoredPr, SymbolChange
 from .profile import Profile
-from .records import normalize_record, record_ref
+from .records import merge_stored, normalize_record, record_ref
 from .store import Store, canonical_json, content_hash
 
 # --- what collectors yield ---------------------------------------------------------------------
@@ -159,25 +159,36 @@ def ingest(
     ``cursor_updates`` are written inside that transaction, and also when the record was
     unchanged, so a collector's bookkeeping never lags its data.
     """
-    rec = normalize_record(raw)
-    repo = (rec.get("prkb") or {}).get("repo") or profile.repo
-    ref = record_ref(rec)
-    digest = content_hash(rec)
+    incoming = normalize_record(raw)
+    repo = (incoming.get("prkb") or {}).get("repo") or profile.repo
+    ref = record_ref(incoming)
     existing = store.stored_pr(repo, ref)
+    rec = _merged(store, repo, ref, existing, incoming)
+    digest = content_hash(rec)
     kept = _kept(existing, digest, rec)
     if kept is not None:
         if cursor_updates:
             with store.transaction():
                 apply_cursor(store, cursor_updates)
         return IngestResult(ref, kept, existing.id if existing is not None else None)
-    changes, findings, notes = symbol_changes_for(rec, profile, contents)
-    findings.extend(extra_findings or [])
-    analysis = analyse(rec, changes, findings, profile)
-    # what the collector said of the record (why it was kept, what it could not read)
-    analysis.notes = [*notes, *[str(n) for n in (rec.get("prkb") or {}).get("notes") or []]]
+
+    def analysed(rec: dict[str, Any]) -> tuple[Analysis, list[str]]:
+        changes, findings, notes = symbol_changes_for(rec, profile, contents)
+        findings.extend(extra_findings or [])
+        analysis = analyse(rec, changes, findings, profile)
+        # what the collector said of the record (why it was kept, what it could not read)
+        analysis.notes = [*notes, *[str(n) for n in (rec.get("prkb") or {}).get("notes") or []]]
+        return analysis, notes
+
+    analysis, notes = analysed(rec)
+    first_look = existing
     with store.transaction():
         # another process may have written this PR since the look above: look again
         existing = store.stored_pr(repo, ref)
+        if existing != first_look and incoming.get("source") in ("git", "github"):
+            rec = _merged(store, repo, ref, existing, incoming)  # merge with what is there now
+            digest = content_hash(rec)
+            analysis, notes = analysed(rec)
         kept = _kept(existing, digest, rec)
         if kept is not None and existing is not None:
             apply_cursor(store, cursor_updates)
@@ -190,6 +201,17 @@ def ingest(
             store.write_builder_levels(repo, sha, when, ref, levels)
         apply_cursor(store, cursor_updates)
     return IngestResult(ref, "new" if existing is None else "updated", pr_id, tuple(notes))
+
+
+def _merged(
+    store: Store, repo: str, ref: str, existing: StoredPr | None, incoming: dict[str, Any]
+) -> dict[str, Any]:
+    """``incoming``, or, for a PR stored from the other of git and GitHub, the two merged
+    (:func:`prkb.records.merge_stored`: code facts from git, discussion from GitHub)."""
+    if existing is None or incoming.get("source") not in ("git", "github"):
+        return incoming
+    stored = store.stored_record(repo, ref)
+    return merge_stored(normalize_record(stored) if stored is not None else None, incoming)
 
 
 def apply_cursor(store: Store, updates: Iterable[CursorUpdate]) -> None:

@@ -256,7 +256,12 @@ def _thread(t: dict[str, Any]) -> dict[str, Any]:
     comments = [
         {"author": _actor(c.get("user")), "body": c.get("body") or "", "path": c.get("path"),
          "diffHunk": c.get("diff_hunk") or "", "createdAt": c.get("created_at"),
-         "databaseId": c.get("id")}
+         "databaseId": c.get("id"),
+         "fullDatabaseId": None if c.get("id") is None else str(c["id"]),  # BigInt: a string
+         "line": c.get("line"), "originalLine": c.get("original_line"),
+         "commit": {"oid": c["commit_id"]} if c.get("commit_id") else None,
+         "originalCommit": ({"oid": c["original_commit_id"]}
+                            if c.get("original_commit_id") else None)}
         for c in t["_comments"]
     ]
     return {**t, "isResolved": False, "isOutdated": False, "comments": _conn(lambda: comments)}

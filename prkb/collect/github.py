@@ -46,6 +46,9 @@ from ..store import Store
 from .github_http import DEFAULT_API_URL, GitHubClient, GitHubHTTPError, Page, cache_update
 
 SOURCE = "github"
+# a review comment's keys kept as GitHub sends them (threads are rebuilt from in_reply_to_id)
+REVIEW_COMMENT_KEYS = ("id", "in_reply_to_id", "line", "original_line", "position", "commit_id",
+                       "original_commit_id")
 FILE_LIST_CAP = 3000
 _REPO_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}$")
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -395,6 +398,12 @@ def _login(u: Any) -> dict[str, str] | None:
     return None
 
 
+def _side(ref: Any) -> dict[str, Any]:
+    """A PR's base or head: branch name and commit (null when GitHub sent none)."""
+    ref = ref if isinstance(ref, dict) else {}
+    return {"ref": ref.get("ref"), "sha": ref.get("sha")}
+
+
 def build_record(
     pr: dict[str, Any],
     files: list[dict[str, Any]],
@@ -413,12 +422,15 @@ def build_record(
         "updated_at": pr.get("updated_at"),
         "closed_at": pr.get("closed_at"),
         "merged_at": merged_at,
-        "merge_commit_sha": pr.get("merge_commit_sha"),
+        # for an unmerged PR GitHub's merge_commit_sha is its test merge, not a commit of the
+        # repository's history: not a fact about the PR
+        "merge_commit_sha": pr.get("merge_commit_sha") if merged_at else None,
         "html_url": pr.get("html_url"),
         "user": _login(pr.get("user")),
         "labels": [{"name": lab.get("name")} for lab in pr.get("labels") or []
                    if isinstance(lab, dict)],
-        "base": {"ref": (pr.get("base") or {}).get("ref")},
+        "base": _side(pr.get("base")),
+        "head": _side(pr.get("head")),
         "files": [
             {
                 "filename": f.get("filename"),
@@ -442,7 +454,8 @@ def build_record(
         ],
         "review_comments": [
             {"user": _login(c.get("user")), "path": c.get("path"), "diff_hunk": c.get("diff_hunk"),
-             "body": c.get("body") or "", "created_at": c.get("created_at")}
+             "body": c.get("body") or "", "created_at": c.get("created_at"),
+             **{k: c.get(k) for k in REVIEW_COMMENT_KEYS}}
             for c in lists.get("review_comments", [])
         ],
         "source": SOURCE,

@@ -33,7 +33,8 @@ FOLLOW_UPS = 40           # connection pages per follow-up query
 SOURCE = "github"
 
 PAGE_INFO = "pageInfo { hasNextPage endCursor }"
-THREAD_COMMENT = "author { login } body path diffHunk createdAt"
+THREAD_COMMENT = ("fullDatabaseId author { login } body path diffHunk createdAt line originalLine "
+                  "commit { oid } originalCommit { oid }")
 # the nodes' selection of each connection of a PR (or, for "threadComments", of a thread)
 NODES = {
     "labels": "name",
@@ -309,6 +310,25 @@ def _nodes(node: dict[str, Any], conn: str) -> list[dict[str, Any]]:
             if isinstance(n, dict)]
 
 
+def _db_id(c: dict[str, Any] | None) -> int | None:
+    v = (c or {}).get("fullDatabaseId")  # a BigInt: GitHub sends it as a string
+    return int(v) if isinstance(v, int | str) and str(v).isdigit() else None
+
+
+def _review_comment(c: dict[str, Any], *, root: dict[str, Any] | None) -> dict[str, Any]:
+    """A thread's comment in REST's shape; a reply's ``in_reply_to_id`` is the id of its
+    thread's first comment, as REST gives it. ``position`` (diff-relative, deprecated) is
+    not in GraphQL: null."""
+    return {
+        "user": _login(c.get("author")), "path": c.get("path"), "diff_hunk": c.get("diffHunk"),
+        "body": c.get("body") or "", "created_at": c.get("createdAt"),
+        "id": _db_id(c), "in_reply_to_id": _db_id(root) if root is not None else None,
+        "line": c.get("line"), "original_line": c.get("originalLine"), "position": None,
+        "commit_id": (c.get("commit") or {}).get("oid"),
+        "original_commit_id": (c.get("originalCommit") or {}).get("oid"),
+    }
+
+
 def rest_record(node: dict[str, Any], repo: str, *, home_repo: str | None = None
                 ) -> dict[str, Any]:
     """The snapshot record (REST shape, ``source: github``) of a fetched PR; files carry no
@@ -317,9 +337,9 @@ def rest_record(node: dict[str, Any], repo: str, *, home_repo: str | None = None
     merged_at = node.get("mergedAt")
     state = "merged" if node.get("merged") or merged_at else str(node.get("state") or "OPEN")
     review_comments = [
-        {"user": _login(c.get("author")), "path": c.get("path"), "diff_hunk": c.get("diffHunk"),
-         "body": c.get("body") or "", "created_at": c.get("createdAt")}
-        for t in _nodes(node, "reviewThreads") for c in _nodes(t, "comments")
+        _review_comment(c, root=cs[0] if k else None)
+        for t in _nodes(node, "reviewThreads") for cs in [_nodes(t, "comments")]
+        for k, c in enumerate(cs)
     ]
     review_comments.sort(key=lambda c: str(c["created_at"] or ""))  # REST: creation order
     rec: dict[str, Any] = {
@@ -331,7 +351,9 @@ def rest_record(node: dict[str, Any], repo: str, *, home_repo: str | None = None
         "updated_at": node.get("updatedAt"),
         "closed_at": node.get("closedAt"),
         "merged_at": merged_at,
-        "merge_commit_sha": (node.get("mergeCommit") or {}).get("oid"),
+        # only a merged PR's merge commit is in history (else GitHub's test merge, or none)
+        "merge_commit_sha": (node.get("mergeCommit") or {}).get("oid") if state == "merged"
+        else None,
         "html_url": node.get("url"),
         "user": _login(node.get("author")),
         "labels": [{"name": lab.get("name")} for lab in _nodes(node, "labels")],

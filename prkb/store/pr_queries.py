@@ -39,6 +39,16 @@ class PrQueries(StoreBase):
             return None
         return StoredPr(int(row["id"]), str(row["raw_hash"]), row["updated_at"])
 
+    def stored_record(self, repo: str, ref: str) -> dict[str, Any] | None:
+        """The snapshot record stored for ``ref`` of ``repo`` (None when there is none)."""
+        row = self.conn.execute(
+            "SELECT raw FROM prs WHERE repo=? AND ref=?", (repo, ref)
+        ).fetchone()
+        if row is None:
+            return None
+        rec: dict[str, Any] = json.loads(row["raw"])
+        return rec
+
     def write_pr_row(self, cols: dict[str, Any], existing: StoredPr | None) -> int:
         """Insert the ``prs`` row (``cols`` keyed by :data:`PR_COLUMNS`), or update
         ``existing`` and drop its derived rows (files, symbol changes, risk tags, findings);
