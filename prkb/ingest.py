@@ -163,9 +163,9 @@ def ingest(
     repo = (incoming.get("prkb") or {}).get("repo") or profile.repo
     ref = record_ref(incoming)
     existing = store.stored_pr(repo, ref)
-    rec = _merged(store, repo, ref, existing, incoming)
+    rec, across = _merged(store, repo, ref, existing, incoming)
     digest = content_hash(rec)
-    kept = _kept(existing, digest, rec)
+    kept = _kept(existing, digest, rec, across)
     if kept is not None:
         if cursor_updates:
             with store.transaction():
@@ -186,10 +186,11 @@ def ingest(
         # another process may have written this PR since the look above: look again
         existing = store.stored_pr(repo, ref)
         if existing != first_look and incoming.get("source") in ("git", "github"):
-            rec = _merged(store, repo, ref, existing, incoming)  # merge with what is there now
+            # merge with what is there now
+            rec, across = _merged(store, repo, ref, existing, incoming)
             digest = content_hash(rec)
             analysis, notes = analysed(rec)
-        kept = _kept(existing, digest, rec)
+        kept = _kept(existing, digest, rec, across)
         if kept is not None and existing is not None:
             apply_cursor(store, cursor_updates)
             return IngestResult(ref, kept, existing.id)
@@ -205,13 +206,16 @@ def ingest(
 
 def _merged(
     store: Store, repo: str, ref: str, existing: StoredPr | None, incoming: dict[str, Any]
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], bool]:
     """``incoming``, or, for a PR stored from the other of git and GitHub, the two merged
     (:func:`prkb.records.merge_stored`: code facts from git, discussion from GitHub)."""
     if existing is None or incoming.get("source") not in ("git", "github"):
-        return incoming
+        return incoming, False
     stored = store.stored_record(repo, ref)
-    return merge_stored(normalize_record(stored) if stored is not None else None, incoming)
+    merged = merge_stored(normalize_record(stored) if stored is not None else None, incoming)
+    # dates of two sources do not order records (a commit's date, a PR's last activity): a
+    # record that changes the stored one's source is never "older" than it
+    return merged, stored is not None and stored.get("source") != merged.get("source")
 
 
 def apply_cursor(store: Store, updates: Iterable[CursorUpdate]) -> None:
@@ -225,12 +229,16 @@ def apply_cursor(store: Store, updates: Iterable[CursorUpdate]) -> None:
             store.cache_page(u.url, u.etag, u.body)
 
 
-def _kept(existing: StoredPr | None, digest: str, rec: dict[str, Any]) -> str | None:
+def _kept(
+    existing: StoredPr | None, digest: str, rec: dict[str, Any], across: bool = False
+) -> str | None:
     """"unchanged" or "older" when the stored record stays as it is; None to write."""
     if existing is None:
         return None
     if existing.raw_hash == digest:
         return "unchanged"
+    if across:
+        return None
     if existing.updated_at and rec.get("updated_at") and rec["updated_at"] < existing.updated_at:
         return "older"
     return None

@@ -61,6 +61,11 @@ class LazyPRs(MutableMapping[int, dict[str, Any]]):
             return pr_state(pr), str(pr.get("updated_at") or "")
         return self._meta(number)
 
+    def searchable(self) -> list[dict[str, Any]]:
+        """The PRs a text search must read: those built so far (a generated PR's title and
+        body never name a family spelling; a test that wants a hit sets or touches a PR)."""
+        return [pr for n, pr in self._built.items() if n not in self._gone]
+
     def __getitem__(self, number: int) -> dict[str, Any]:
         pr = self._built.get(number)
         if pr is not None:
@@ -169,3 +174,53 @@ def scaled_repo(total: int = 30_000, touching: int = 50, touching_unmerged: int 
 
     repo.prs = LazyPRs(range(FIRST, FIRST + total), make, meta)  # type: ignore[assignment]
     return repo
+
+
+# --- the same history in git ---------------------------------------------------------------------
+
+def backend_source(cls: str, level: str) -> str:
+    """A small synthetic backend file: one builder declaring ``level``."""
+    return (
+        "from typing import ClassVar\n\n"
+        "from vllm.v1.attention.backend import AttentionCGSupport, AttentionMetadataBuilder\n\n\n"
+        f"class {cls}(AttentionMetadataBuilder):\n"
+        "    reorder_batch_threshold: int = 1\n"
+        f"    _cudagraph_support: ClassVar[AttentionCGSupport] = AttentionCGSupport.{level}\n\n"
+        "    def __init__(self, kv_cache_spec, layer_names, vllm_config, device):\n"
+        "        self.device = device\n"
+    )
+
+
+def write_history(repo: ScaledRepo, builder: Any) -> dict[int, str]:
+    """Commit the merged PRs that touch the family into ``builder`` (a ``GitRepoBuilder``),
+    oldest first, as squash commits ``<title> (#N)`` after a first commit with every backend
+    (no PR number). Returns ``{N: sha}``. A change whose level is already there moves to
+    another level (history must change the declaration for git to find the PR)."""
+    levels: dict[str, str] = {}
+    first: dict[str, str] = {}
+    for path, cls, _tag in BACKENDS:
+        levels[path] = "NEVER"
+        first[path] = backend_source(cls, "NEVER")
+    builder.commit(first, "Add attention backends")
+    out: dict[int, str] = {}
+    for n in sorted(repo.touching):
+        path, cls, _a, b = repo.changes[n]
+        level = b if b != levels[path] else next(x for x in LEVELS if x != levels[path])
+        levels[path] = level
+        title = repo.prs[n]["title"]
+        out[n] = builder.commit({path: backend_source(cls, level)}, f"{title} (#{n})")
+    return out
+
+
+def make_alternative(repo: ScaledRepo) -> tuple[int, int, int]:
+    """Make a closed-unmerged PR that touches the family and a merged one git finds fix the
+    same regression in their descriptions (the graph calls the closed one an alternative).
+    Returns (closed, merged, culprit)."""
+    merged = sorted(repo.touching)
+    closed, fix, culprit = min(repo.touching_unmerged), merged[-1], merged[0]
+    for n in (closed, fix):
+        pr = repo.prs[n]
+        pr["body"] = f"Fix the regression from #{culprit}: graphs were captured too wide."
+    pr = repo.prs[closed]
+    pr["state"], pr["merged_at"], pr["closed_at"] = "closed", None, pr["updated_at"]
+    return closed, fix, culprit

@@ -231,6 +231,8 @@ def _make_handler(server: FakeGitHub) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:
             parsed = urllib.parse.urlsplit(self.path)
+            if parsed.path.startswith("/api/v3/"):  # GitHub Enterprise's REST root
+                parsed = parsed._replace(path=parsed.path[len("/api/v3"):])
             query = dict(urllib.parse.parse_qsl(parsed.query))
             auth = self.headers.get("Authorization") or ""
             authorized = bool(server.token) and auth in (
