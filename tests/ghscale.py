@@ -9,8 +9,8 @@ PRs that only touch a declaring file's context (candidates whose patch says no).
 
 PRs are built on first access and kept (so ``FakeGitHub.touch`` works); listing by state and
 ``updatedAt`` (the GraphQL endpoint's ``pullRequests``) reads ``LazyPRs.meta`` and builds only
-the PRs of the page it answers. The REST list endpoint still builds every PR on its first
-call (a few seconds and ~100 MB for 30,000).
+the PRs of the page it answers; so does the REST list endpoint (``LazyPRs.rest_order``, cached
+until ``FakeGitHub.touch`` or an assignment changes a PR).
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ class LazyPRs(MutableMapping[int, dict[str, Any]]):
         self._meta = meta
         self._built: dict[int, dict[str, Any]] = {}
         self._gone: set[int] = set()
+        self._orders: dict[tuple[str, bool, bool], list[int]] = {}
 
     @property
     def built(self) -> int:
@@ -60,6 +61,25 @@ class LazyPRs(MutableMapping[int, dict[str, Any]]):
         if pr is not None:
             return pr_state(pr), str(pr.get("updated_at") or "")
         return self._meta(number)
+
+    def rest_order(self, state: str, by_update: bool, desc: bool) -> list[int]:
+        """PR numbers as REST's list answers them (``state`` open, closed or all; by
+        ``updated_at`` then number, or by number), from metadata, cached until a change."""
+        key = (state, by_update, desc)
+        if key not in self._orders:
+            rows = []
+            for n in self:
+                gql_state, updated = self.meta(n)
+                rest_state = "open" if gql_state == "OPEN" else "closed"
+                if state in ("all", rest_state):
+                    rows.append((updated, n) if by_update else (n, n))
+            rows.sort(reverse=desc)
+            self._orders[key] = [n for _k, n in rows]
+        return self._orders[key]
+
+    def invalidate(self) -> None:
+        """Forget cached orders (a PR was updated in place)."""
+        self._orders.clear()
 
     def searchable(self) -> list[dict[str, Any]]:
         """The PRs a text search must read: those built so far (a generated PR's title and
@@ -78,11 +98,13 @@ class LazyPRs(MutableMapping[int, dict[str, Any]]):
     def __setitem__(self, number: int, pr: dict[str, Any]) -> None:
         self._built[number] = pr
         self._gone.discard(number)
+        self._orders.clear()
 
     def __delitem__(self, number: int) -> None:
         self[number]  # KeyError when absent
         self._built.pop(number, None)
         self._gone.add(number)
+        self._orders.clear()
 
     def __iter__(self) -> Iterator[int]:
         for n in self._numbers:
