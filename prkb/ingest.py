@@ -22,7 +22,7 @@ from .analyze.symbols import SourceError, diff_declarations, parse_classes
 from .errors import InputError, PrkbError
 from .models import Analysis, Finding, StoredPr, SymbolChange
 from .profile import DEFAULT_PROFILE, Profile, load_profile, profile_path
-from .records import normalize_record, record_ref
+from .records import merge_stored, normalize_record, record_ref
 from .store import ProfileBinding, Store, StoreBase, canonical_json, content_hash
 
 # --- what collectors yield ---------------------------------------------------------------------
@@ -159,33 +159,44 @@ def ingest(
 ) -> IngestResult:
     """Validate, analyse and store one record (one transaction). Raises InputError.
 
-    ``force``: derive and write the record's facts again even when its content is unchanged
-    (``prkb rebuild``, after a profile change). ``repo``: the repository the record is
-    stored under (default: the record's own, else the profile's).
-
     ``cursor_updates`` are written inside that transaction, and also when the record was
-    unchanged, so a collector's bookkeeping never lags its data.
+    unchanged, so a collector's bookkeeping never lags its data. ``force``: derive and write
+    the record's facts again even when its content is unchanged (``prkb rebuild``, after a
+    profile change). ``repo``: the repository the record is stored under (default: the
+    record's own, else the profile's).
     """
-    rec = normalize_record(raw)
-    repo = repo or (rec.get("prkb") or {}).get("repo") or profile.repo
-    ref = record_ref(rec)
-    digest = content_hash(rec)
+    incoming = normalize_record(raw)
+    repo = repo or (incoming.get("prkb") or {}).get("repo") or profile.repo
+    ref = record_ref(incoming)
     existing = store.stored_pr(repo, ref)
-    kept = None if force else _kept(existing, digest, rec)
+    rec, across = _merged(store, repo, ref, existing, incoming)
+    digest = content_hash(rec)
+    kept = None if force else _kept(existing, digest, rec, across)
     if kept is not None:
         if cursor_updates:
             with store.transaction():
                 apply_cursor(store, cursor_updates)
         return IngestResult(ref, kept, existing.id if existing is not None else None)
-    changes, findings, notes = symbol_changes_for(rec, profile, contents)
-    findings.extend(extra_findings or [])
-    analysis = analyse(rec, changes, findings, profile)
-    # what the collector said of the record (why it was kept, what it could not read)
-    analysis.notes = [*notes, *[str(n) for n in (rec.get("prkb") or {}).get("notes") or []]]
+
+    def analysed(rec: dict[str, Any]) -> tuple[Analysis, list[str]]:
+        changes, findings, notes = symbol_changes_for(rec, profile, contents)
+        findings.extend(extra_findings or [])
+        analysis = analyse(rec, changes, findings, profile)
+        # what the collector said of the record (why it was kept, what it could not read)
+        analysis.notes = [*notes, *[str(n) for n in (rec.get("prkb") or {}).get("notes") or []]]
+        return analysis, notes
+
+    analysis, notes = analysed(rec)
+    first_look = existing
     with store.transaction():
         # another process may have written this PR since the look above: look again
         existing = store.stored_pr(repo, ref)
-        kept = None if force else _kept(existing, digest, rec)
+        if existing != first_look and incoming.get("source") in ("git", "github"):
+            # merge with what is there now
+            rec, across = _merged(store, repo, ref, existing, incoming)
+            digest = content_hash(rec)
+            analysis, notes = analysed(rec)
+        kept = None if force else _kept(existing, digest, rec, across)
         if kept is not None and existing is not None:
             apply_cursor(store, cursor_updates)
             return IngestResult(ref, kept, existing.id)
@@ -199,6 +210,20 @@ def ingest(
     return IngestResult(ref, "new" if existing is None else "updated", pr_id, tuple(notes))
 
 
+def _merged(
+    store: Store, repo: str, ref: str, existing: StoredPr | None, incoming: dict[str, Any]
+) -> tuple[dict[str, Any], bool]:
+    """``incoming``, or, for a PR stored from the other of git and GitHub, the two merged
+    (:func:`prkb.records.merge_stored`: code facts from git, discussion from GitHub)."""
+    if existing is None or incoming.get("source") not in ("git", "github"):
+        return incoming, False
+    stored = store.stored_record(repo, ref)
+    merged = merge_stored(normalize_record(stored) if stored is not None else None, incoming)
+    # dates of two sources do not order records (a commit's date, a PR's last activity): a
+    # record that changes the stored one's source is never "older" than it
+    return merged, stored is not None and stored.get("source") != merged.get("source")
+
+
 def apply_cursor(store: Store, updates: Iterable[CursorUpdate]) -> None:
     """Write cursor updates (call inside a transaction)."""
     for u in updates:
@@ -210,12 +235,16 @@ def apply_cursor(store: Store, updates: Iterable[CursorUpdate]) -> None:
             store.cache_page(u.url, u.etag, u.body)
 
 
-def _kept(existing: StoredPr | None, digest: str, rec: dict[str, Any]) -> str | None:
+def _kept(
+    existing: StoredPr | None, digest: str, rec: dict[str, Any], across: bool = False
+) -> str | None:
     """"unchanged" or "older" when the stored record stays as it is; None to write."""
     if existing is None:
         return None
     if existing.raw_hash == digest:
         return "unchanged"
+    if across:
+        return None
     if existing.updated_at and rec.get("updated_at") and rec["updated_at"] < existing.updated_at:
         return "older"
     return None

@@ -13,7 +13,11 @@ from typing import Any
 from .dates import parse_when, utc_stamp
 from .errors import InputError
 
-SOURCES = ("github", "git", "curated")
+SOURCES = ("github", "git", "git+github", "curated")
+# a review comment's keys kept besides user, path, diff_hunk, body, created_at (GitHub's ids, so
+# threads can be rebuilt from in_reply_to_id, and the lines and commits it was made on)
+REVIEW_COMMENT_INTS = ("id", "in_reply_to_id", "line", "original_line", "position")
+REVIEW_COMMENT_SHAS = ("commit_id", "original_commit_id")
 STATES = ("open", "closed", "merged")
 _SHA = re.compile(r"^[0-9a-f]{7,40}$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$")
@@ -91,6 +95,16 @@ def _login(v: Any, field: str) -> dict[str, str] | None:
     return {"login": login} if login is not None else None
 
 
+def _commit(v: Any, field: str) -> str | None:
+    sha = _s(v, field)
+    if sha is None:
+        return None
+    sha = sha.strip().lower()
+    if sha and not _SHA.match(sha):
+        raise InputError(f"{field!r} is not a commit id: {sha!r:.50}")
+    return sha or None
+
+
 def _list(v: Any, field: str) -> list[Any]:
     if v is None:
         return []
@@ -114,12 +128,7 @@ def normalize_record(obj: Any) -> dict[str, Any]:
     number = _int(rec.get("number"), "number")
     if number is not None and number <= 0:
         raise InputError(f"'number' must be positive, got {number}")
-    sha = _s(rec.get("merge_commit_sha"), "merge_commit_sha")
-    if sha is not None:
-        sha = sha.strip().lower()
-        if sha and not _SHA.match(sha):
-            raise InputError(f"'merge_commit_sha' is not a commit id: {sha!r:.50}")
-        sha = sha or None
+    sha = _commit(rec.get("merge_commit_sha"), "merge_commit_sha")
     if number is None and not sha:
         raise InputError("a record needs a 'number' or a 'merge_commit_sha'")
     state = (_s(rec.get("state"), "state") or "").lower() or None
@@ -153,9 +162,14 @@ def normalize_record(obj: Any) -> dict[str, Any]:
     for i, lab in enumerate(_list(rec.get("labels"), "labels")):
         name = lab.get("name") if isinstance(lab, dict) else lab
         out["labels"].append({"name": _s(name, f"labels[{i}].name", maxlen=200) or ""})
-    base = rec.get("base")
-    if base is not None:
-        out["base"] = {"ref": _s(_obj(base, "'base'").get("ref"), "base.ref", maxlen=500)}
+    for side in ("base", "head"):
+        ref = rec.get(side)
+        if ref is None:
+            continue
+        ref = _obj(ref, f"'{side}'")
+        out[side] = {"ref": _s(ref.get("ref"), f"{side}.ref", maxlen=500)}
+        if ref.get("sha") is not None:
+            out[side]["sha"] = _commit(ref.get("sha"), f"{side}.sha")
     for i, f in enumerate(_list(rec.get("files"), "files")):
         f = _obj(f, f"files[{i}]")
         path = _s(f.get("filename"), f"files[{i}].filename", required=True, maxlen=4096)
@@ -204,6 +218,13 @@ def normalize_record(obj: Any) -> dict[str, Any]:
                 "created_at": _date(c.get("created_at"), f"review_comments[{i}].created_at"),
             }
         )
+        kept = out["review_comments"][-1]
+        for key in REVIEW_COMMENT_INTS:
+            if c.get(key) is not None:
+                kept[key] = _int(c.get(key), f"review_comments[{i}].{key}")
+        for key in REVIEW_COMMENT_SHAS:
+            if c.get(key) is not None:
+                kept[key] = _commit(c.get(key), f"review_comments[{i}].{key}")
     ext = rec.get("prkb")
     if ext is not None:
         ext = _obj(ext, "'prkb'")
@@ -306,3 +327,49 @@ def record_ref(rec: dict[str, Any]) -> str:
     if rec.get("number") is not None:
         return str(rec["number"])
     return f"sha:{rec['merge_commit_sha']}"
+
+
+# --- one PR from two sources -------------------------------------------------------------------
+
+# what GitHub knows better than history: the discussion and the PR's own dates and names
+DISCUSSION = (
+    "number", "title", "body", "created_at", "updated_at", "closed_at", "merged_at",
+    "html_url", "user", "labels", "base", "head", "reviews", "comments", "review_comments",
+)
+
+
+def merge_sources(code: dict[str, Any], talk: dict[str, Any]) -> dict[str, Any]:
+    """One record of a PR collected from git (``code``: files, patches, merge commit and the
+    ``prkb`` facts) and from GitHub (``talk``: title, body, author, labels, dates, reviews and
+    comments); ``source`` is ``git+github``. Both are normalized records of the same PR.
+
+    State: GitHub's when it says merged; when it does not (a PR closed on GitHub whose commit
+    reached history anyway), history's ``merged`` stays and a note says what GitHub said.
+    """
+    out = dict(code)
+    for key in DISCUSSION:
+        if key in talk:
+            out[key] = talk[key]
+    out["source"] = "git+github"
+    if talk.get("state") != "merged":
+        out["merged_at"] = code.get("merged_at")
+        ext = dict(out.get("prkb") or {})
+        note = (f"GitHub reports this PR as {talk.get('state')}, but its commit is in the "
+                "history read by collect git")
+        ext["notes"] = [*[n for n in ext.get("notes") or [] if n != note], note]
+        out["prkb"] = ext
+    return out
+
+
+def merge_stored(stored: dict[str, Any] | None, incoming: dict[str, Any]) -> dict[str, Any]:
+    """The record to store when ``incoming`` arrives for a PR already stored as ``stored``
+    (both normalized): a git record and a GitHub one become one (:func:`merge_sources`),
+    whichever came first; anything else replaces the stored record."""
+    if stored is None:
+        return incoming
+    have, new = stored.get("source"), incoming.get("source")
+    if new == "github" and have in ("git", "git+github"):
+        return merge_sources(stored, incoming)
+    if new == "git" and have in ("github", "git+github"):
+        return merge_sources(incoming, stored)
+    return incoming

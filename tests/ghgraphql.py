@@ -26,6 +26,7 @@ from __future__ import annotations
 import base64
 import functools
 import os
+import re
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -256,7 +257,12 @@ def _thread(t: dict[str, Any]) -> dict[str, Any]:
     comments = [
         {"author": _actor(c.get("user")), "body": c.get("body") or "", "path": c.get("path"),
          "diffHunk": c.get("diff_hunk") or "", "createdAt": c.get("created_at"),
-         "databaseId": c.get("id")}
+         "databaseId": c.get("id"),
+         "fullDatabaseId": None if c.get("id") is None else str(c["id"]),  # BigInt: a string
+         "line": c.get("line"), "originalLine": c.get("original_line"),
+         "commit": {"oid": c["commit_id"]} if c.get("commit_id") else None,
+         "originalCommit": ({"oid": c["original_commit_id"]}
+                            if c.get("original_commit_id") else None)}
         for c in t["_comments"]
     ]
     return {**t, "isResolved": False, "isOutdated": False, "comments": _conn(lambda: comments)}
@@ -364,6 +370,7 @@ class Endpoint:
             "rateLimit": lambda _info, **_a: rate,
             "repository": self._repository,
             "node": self._node,
+            "search": self._search,
         }
         with srv.lock:
             result = graphql.execute(schema, doc, root_value=root, variable_values=variables)
@@ -434,6 +441,39 @@ class Endpoint:
         page["nodes"] = [pr_object(prs[n]) for n in page["nodes"]]
         for e in page["edges"]:
             e["node"] = pr_object(prs[e["node"]])
+        return page
+
+    def _search(self, _info: Any, query: str, type: str, **args: Any) -> dict[str, Any]:
+        """GitHub's issue search, for ``repo:O/N is:pr "term" in:title,body,comments`` and
+        ``updated:>=DATE``: PRs whose texts contain every quoted term (case-insensitive),
+        most recently updated first. A lazy repository searches only the PRs built so far
+        (:meth:`ghscale.LazyPRs.searchable`: generated texts name no family spelling)."""
+        if type != "ISSUE":
+            return connection([], **args)
+        repo = self.server.repo
+        terms = [t.lower() for t in re.findall(r'"([^"]+)"', query)]
+        rest = re.sub(r'"[^"]*"', " ", query).split()
+        quals = dict(w.split(":", 1) for w in rest if ":" in w)
+        if quals.get("repo", repo.full_name).lower() != repo.full_name.lower():
+            return connection([], **args)
+        since = quals.get("updated", "").removeprefix(">=") or None
+        prs = repo.prs
+        pool = prs.searchable() if hasattr(prs, "searchable") else list(prs.values())
+        hits = []
+        for pr in pool:
+            text = "\n".join([pr.get("title") or "", pr.get("body") or ""] + [
+                c.get("body") or "" for k in ("_comments", "_reviews", "_review_comments")
+                for c in pr.get(k) or []
+            ]).lower()
+            if since and str(pr.get("updated_at") or "") < since:
+                continue
+            if terms and all(t in text for t in terms):
+                hits.append(pr)
+        hits.sort(key=lambda p: (str(p.get("updated_at") or ""), p["number"]), reverse=True)
+        page = connection(hits, **{k: v for k, v in args.items()
+                                    if k in ("first", "last", "after", "before")})
+        page["nodes"] = [pr_object(p) for p in page["nodes"]]
+        page["issueCount"] = len(hits)
         return page
 
     def _node(self, _info: Any, id: str) -> dict[str, Any] | None:

@@ -9,8 +9,8 @@ PRs that only touch a declaring file's context (candidates whose patch says no).
 
 PRs are built on first access and kept (so ``FakeGitHub.touch`` works); listing by state and
 ``updatedAt`` (the GraphQL endpoint's ``pullRequests``) reads ``LazyPRs.meta`` and builds only
-the PRs of the page it answers. The REST list endpoint still builds every PR on its first
-call (a few seconds and ~100 MB for 30,000).
+the PRs of the page it answers; so does the REST list endpoint (``LazyPRs.rest_order``, cached
+until ``FakeGitHub.touch`` or an assignment changes a PR).
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ class LazyPRs(MutableMapping[int, dict[str, Any]]):
         self._meta = meta
         self._built: dict[int, dict[str, Any]] = {}
         self._gone: set[int] = set()
+        self._orders: dict[tuple[str, bool, bool], list[int]] = {}
 
     @property
     def built(self) -> int:
@@ -60,6 +61,30 @@ class LazyPRs(MutableMapping[int, dict[str, Any]]):
         if pr is not None:
             return pr_state(pr), str(pr.get("updated_at") or "")
         return self._meta(number)
+
+    def rest_order(self, state: str, by_update: bool, desc: bool) -> list[int]:
+        """PR numbers as REST's list answers them (``state`` open, closed or all; by
+        ``updated_at`` then number, or by number), from metadata, cached until a change."""
+        key = (state, by_update, desc)
+        if key not in self._orders:
+            rows = []
+            for n in self:
+                gql_state, updated = self.meta(n)
+                rest_state = "open" if gql_state == "OPEN" else "closed"
+                if state in ("all", rest_state):
+                    rows.append((updated, n) if by_update else (n, n))
+            rows.sort(reverse=desc)
+            self._orders[key] = [n for _k, n in rows]
+        return self._orders[key]
+
+    def invalidate(self) -> None:
+        """Forget cached orders (a PR was updated in place)."""
+        self._orders.clear()
+
+    def searchable(self) -> list[dict[str, Any]]:
+        """The PRs a text search must read: those built so far (a generated PR's title and
+        body never name a family spelling; a test that wants a hit sets or touches a PR)."""
+        return [pr for n, pr in self._built.items() if n not in self._gone]
 
     def __getitem__(self, number: int) -> dict[str, Any]:
         pr = self._built.get(number)
@@ -73,11 +98,13 @@ class LazyPRs(MutableMapping[int, dict[str, Any]]):
     def __setitem__(self, number: int, pr: dict[str, Any]) -> None:
         self._built[number] = pr
         self._gone.discard(number)
+        self._orders.clear()
 
     def __delitem__(self, number: int) -> None:
         self[number]  # KeyError when absent
         self._built.pop(number, None)
         self._gone.add(number)
+        self._orders.clear()
 
     def __iter__(self) -> Iterator[int]:
         for n in self._numbers:
@@ -169,3 +196,53 @@ def scaled_repo(total: int = 30_000, touching: int = 50, touching_unmerged: int 
 
     repo.prs = LazyPRs(range(FIRST, FIRST + total), make, meta)  # type: ignore[assignment]
     return repo
+
+
+# --- the same history in git ---------------------------------------------------------------------
+
+def backend_source(cls: str, level: str) -> str:
+    """A small synthetic backend file: one builder declaring ``level``."""
+    return (
+        "from typing import ClassVar\n\n"
+        "from vllm.v1.attention.backend import AttentionCGSupport, AttentionMetadataBuilder\n\n\n"
+        f"class {cls}(AttentionMetadataBuilder):\n"
+        "    reorder_batch_threshold: int = 1\n"
+        f"    _cudagraph_support: ClassVar[AttentionCGSupport] = AttentionCGSupport.{level}\n\n"
+        "    def __init__(self, kv_cache_spec, layer_names, vllm_config, device):\n"
+        "        self.device = device\n"
+    )
+
+
+def write_history(repo: ScaledRepo, builder: Any) -> dict[int, str]:
+    """Commit the merged PRs that touch the family into ``builder`` (a ``GitRepoBuilder``),
+    oldest first, as squash commits ``<title> (#N)`` after a first commit with every backend
+    (no PR number). Returns ``{N: sha}``. A change whose level is already there moves to
+    another level (history must change the declaration for git to find the PR)."""
+    levels: dict[str, str] = {}
+    first: dict[str, str] = {}
+    for path, cls, _tag in BACKENDS:
+        levels[path] = "NEVER"
+        first[path] = backend_source(cls, "NEVER")
+    builder.commit(first, "Add attention backends")
+    out: dict[int, str] = {}
+    for n in sorted(repo.touching):
+        path, cls, _a, b = repo.changes[n]
+        level = b if b != levels[path] else next(x for x in LEVELS if x != levels[path])
+        levels[path] = level
+        title = repo.prs[n]["title"]
+        out[n] = builder.commit({path: backend_source(cls, level)}, f"{title} (#{n})")
+    return out
+
+
+def make_alternative(repo: ScaledRepo) -> tuple[int, int, int]:
+    """Make a closed-unmerged PR that touches the family and a merged one git finds fix the
+    same regression in their descriptions (the graph calls the closed one an alternative).
+    Returns (closed, merged, culprit)."""
+    merged = sorted(repo.touching)
+    closed, fix, culprit = min(repo.touching_unmerged), merged[-1], merged[0]
+    for n in (closed, fix):
+        pr = repo.prs[n]
+        pr["body"] = f"Fix the regression from #{culprit}: graphs were captured too wide."
+    pr = repo.prs[closed]
+    pr["state"], pr["merged_at"], pr["closed_at"] = "closed", None, pr["updated_at"]
+    return closed, fix, culprit

@@ -141,6 +141,8 @@ class FakeGitHub:
         with self.lock:
             pr = self.repo.prs[number]
             pr["updated_at"] = updated_at
+            if hasattr(self.repo.prs, "invalidate"):
+                self.repo.prs.invalidate()
             if comment is not None:
                 pr["_comments"].append(
                     {"id": _id(number, 900 + len(pr["_comments"])), "user": {"login": "someone"},
@@ -161,6 +163,11 @@ class FakeGitHub:
         if parts == []:
             return 200, {"full_name": repo.full_name, "name": repo.name,
                          "url": f"{self.url}{prefix}"}
+        if parts == ["pulls"] and hasattr(repo.prs, "rest_order"):
+            # a lazy repository (ghscale): order by metadata, build only the page answered
+            order = repo.prs.rest_order(query.get("state", "open"), query.get("sort") == "updated",
+                                        query.get("direction", "desc") == "desc")
+            return 200, _LazyList(order, lambda n: self._public(repo.prs[n]))
         if parts == ["pulls"]:
             prs = list(repo.prs.values())
             state = query.get("state", "open")
@@ -209,6 +216,22 @@ class FakeGitHub:
         return out
 
 
+class _LazyList(list):  # type: ignore[type-arg]
+    """A list answer whose items are built when a page of it is sliced."""
+
+    def __init__(self, keys: list[int], build: Any) -> None:
+        super().__init__()
+        self._keys, self._build = keys, build
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __getitem__(self, k: Any) -> Any:
+        if isinstance(k, slice):
+            return [self._build(n) for n in self._keys[k]]
+        return self._build(self._keys[k])
+
+
 class _QuietServer(ThreadingHTTPServer):
     """Clients that go away (killed, timed out) are expected here: no traceback on stderr."""
 
@@ -231,6 +254,8 @@ def _make_handler(server: FakeGitHub) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:
             parsed = urllib.parse.urlsplit(self.path)
+            if parsed.path.startswith("/api/v3/"):  # GitHub Enterprise's REST root
+                parsed = parsed._replace(path=parsed.path[len("/api/v3"):])
             query = dict(urllib.parse.parse_qsl(parsed.query))
             auth = self.headers.get("Authorization") or ""
             authorized = bool(server.token) and auth in (

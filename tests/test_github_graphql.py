@@ -68,7 +68,9 @@ def plain_repo(n: int, start: int = 5000) -> FakeRepo:
                       "body": "ok", "submitted_at": _ts(i, 3)}],
             review_comments=[
                 {"id": num * 10 + 1, "user": {"login": "rev"}, "path": AITER,
-                 "diff_hunk": "@@ -1 +1 @@", "body": "why?", "created_at": _ts(i, 1)},
+                 "diff_hunk": "@@ -1 +1 @@", "body": "why?", "created_at": _ts(i, 1),
+                 "line": 7, "original_line": 6, "commit_id": "ab" * 20,
+                 "original_commit_id": "cd" * 20},
                 {"id": num * 10 + 2, "user": {"login": "dev"}, "path": AITER,
                  "diff_hunk": "@@ -1 +1 @@", "body": "because", "created_at": _ts(i, 2),
                  "in_reply_to_id": num * 10 + 1},
@@ -103,9 +105,6 @@ def comparable(rec: dict[str, Any]) -> dict[str, Any]:
     for f in out["files"]:
         f["patch"] = None  # GraphQL has no patches: they stay from git (or REST)
     out["body"] = out["body"] or None  # real REST sends null for no description, as GraphQL ""
-    if out["state"] != "merged":
-        # REST names the test merge of an unmerged PR; GraphQL's mergeCommit is null until merged
-        out["merge_commit_sha"] = None
     return out
 
 
@@ -128,6 +127,13 @@ def test_a_batch_of_prs_is_one_request_and_matches_the_rest_record(server: FakeG
         )
         mine = rest_record(f.node, REPO, home_repo=profile.repo)
         assert comparable(mine) == comparable(rest), f.number
+        # both keep what rebuilds a thread: ids, the reply link, lines and commits
+        first, reply = comparable(mine)["review_comments"]
+        assert first["id"] == f.number * 10 + 1 and reply["in_reply_to_id"] == first["id"]
+        assert (first["line"], first["original_line"]) == (7, 6)
+        assert first["commit_id"] == "ab" * 20 and first["original_commit_id"] == "cd" * 20
+        if pr["merged_at"] is None:  # REST's merge_commit_sha of an open PR: its test merge
+            assert pr["merge_commit_sha"] and rest["merge_commit_sha"] is None
         assert mine["base"]["sha"] == pr["base"]["sha"] and mine["head"]["sha"] == pr["head"]["sha"]
     recs = [rest_record(f.node, REPO) for f in got if f.node]
     assert {r["state"] for r in recs} == {"merged", "open"}

@@ -203,6 +203,51 @@ def test_sigkill_collect_github_resumes_to_the_clean_result(tmp_path: Path, figu
     _compare(clean, canonical(db), figures, fault_seed, skip=("collect_state",))
 
 
+def test_sigkill_collect_github_from_git_resumes_to_the_clean_result(tmp_path: Path, figures,
+                                                                     fault_seed: int) -> None:
+    """The git-assisted GraphQL path: kills between queries, REST checks and transactions."""
+    import shutil
+
+    from ghgraphql import require_schema
+    from test_github_kb import World
+
+    require_schema()
+    rng = random.Random(fault_seed + 2)
+    world = World(tmp_path / "w")
+    with FakeGitHub(world.repo, token=TOKEN) as srv:
+        def cmd(db: Path, *more: str) -> list[str]:
+            return _prkb(db, "collect", "github", REPO, "--api-url", srv.url, *more)
+
+        clean_db, db = tmp_path / "clean.sqlite", tmp_path / "killed.sqlite"
+        shutil.copy(world.db, clean_db)
+        shutil.copy(world.db, db)
+        srv.reset_counters()
+        subprocess.run(cmd(clean_db), check=True, capture_output=True,
+                       env=_env(GH_TOKEN=TOKEN), timeout=120)
+        clean = canonical(clean_db)
+        total = srv.requests
+
+        def wait(proc: subprocess.Popen[bytes], r: random.Random) -> None:
+            start, after = srv.requests, r.randint(1, max(2, total // (KILLS // 2 + 2)))
+            deadline = time.monotonic() + 30
+            while srv.requests - start < after and proc.poll() is None:
+                assert time.monotonic() < deadline
+                time.sleep(0.001)
+            time.sleep(r.uniform(0, 0.01))
+
+        kills, _ = kill_loop(
+            lambda: subprocess.Popen(cmd(db), env=_env(GH_TOKEN=TOKEN),
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
+            wait, rng, lambda: _count(db, "SELECT count(*) FROM prs WHERE source='git+github'"))
+        figures.add("faults", "faults injected", kills)
+        assert kills >= KILLS // 2, f"only {kills} kills landed mid-run (seed {fault_seed})"
+        last = subprocess.run(cmd(db, "--json"), capture_output=True, text=True,
+                              env=_env(GH_TOKEN=TOKEN), timeout=120)
+        assert last.returncode == 0, last.stderr[-2000:]
+        assert json.loads(last.stdout)["complete"] is True
+    _compare(clean, canonical(db), figures, fault_seed, skip=("collect_state",))
+
+
 # --- disk full and read-only output ----------------------------------------------------------
 
 @contextlib.contextmanager

@@ -1111,7 +1111,7 @@ def _mine_commit(run: _Run, sha: str, matched: set[str]) -> Iterator[Collected]:
         body = f"This reverts commit {m.group(1)}."
     ref_taken = False
     if number is not None:
-        stored_sha = store.merge_sha_of(repo_name, str(number))
+        stored_sha = store.merge_sha_of(repo_name, str(number), from_git=True)
         ref_taken = stored_sha not in (None, sha)
         if ref_taken:
             notes.append(

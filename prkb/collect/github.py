@@ -46,6 +46,9 @@ from ..store import Store
 from .github_http import DEFAULT_API_URL, GitHubClient, GitHubHTTPError, Page, cache_update
 
 SOURCE = "github"
+# a review comment's keys kept as GitHub sends them (threads are rebuilt from in_reply_to_id)
+REVIEW_COMMENT_KEYS = ("id", "in_reply_to_id", "line", "original_line", "position", "commit_id",
+                       "original_commit_id")
 FILE_LIST_CAP = 3000
 _REPO_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}$")
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -66,6 +69,11 @@ class GithubStats:
     rate_left: int | None = None
     complete: bool = False
     authenticated: bool = False
+    mode: str = "list"     # "list": every PR's file list; "kb": the PRs git found, GraphQL
+    graphql: int = 0       # of the requests, GraphQL queries
+    points: int = 0        # GraphQL points GitHub reported
+    fetched: int = 0       # PRs read through GraphQL by number
+    missing: int = 0       # known numbers that are no PR (deleted, or an issue)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -73,6 +81,15 @@ class GithubStats:
     def summary(self) -> str:
         rate = "-" if self.rate_left is None else str(self.rate_left)
         tail = "" if self.complete else " (stopped early: run again to continue)"
+        if self.mode == "kb":
+            return (
+                f"{self.repo}: {self.fetched} known PRs read, {self.skipped} unchanged since "
+                f"the last run, {self.missing} not PRs; {self.listed} unmerged listed, "
+                f"{self.examined} candidates' patches read; {self.kept} kept ({self.new} new, "
+                f"{self.updated} updated, {self.unchanged} unchanged); {self.requests} requests "
+                f"({self.graphql} GraphQL, {self.points} points; {self.not_modified} answered "
+                f"304), rate limit left {rate}{tail}"
+            )
         return (
             f"{self.repo}: {self.listed} PRs listed, {self.examined} examined, "
             f"{self.skipped} unchanged since the last run, {self.kept} kept "
@@ -104,6 +121,23 @@ def check_since(since: str | None) -> str | None:
     if not _DATE_RE.match(since):
         raise InputError(f"--since must be a date YYYY-MM-DD, got {since!r:.40}")
     return since
+
+
+@dataclass
+class Decision:
+    """What a PR's file list says (:meth:`GithubCollector.decide`)."""
+
+    kept: bool
+    files: list[dict[str, Any]]
+    contents: dict[str, tuple[str | None, str | None]]
+    findings: list[Finding]
+    pages: list[tuple[str, Page]]
+
+
+def page_updates(pages: list[tuple[str, Page]]) -> list[CursorUpdate]:
+    """The cache writes of the pages read fresh (not answered 304)."""
+    return [u for key, pg in pages if not pg.cached
+            for u in [cache_update(key, pg)] if u is not None]
 
 
 class _Matcher:
@@ -239,7 +273,10 @@ class GithubCollector:
 
     # --- one PR -----------------------------------------------------------------------------
 
-    def _examine(self, pr: dict[str, Any]) -> Iterator[Collected]:
+    def decide(self, pr: dict[str, Any]) -> Decision:
+        """Read one PR's file list and decide by its patches whether it touches the family
+        (one request, more for a list over 100 files or a patch GitHub omits). ``pr`` needs
+        ``number`` and, to read a file whose patch is missing, ``base.sha`` and ``head.sha``."""
         number = int(pr["number"])
         self.stats.examined += 1
         files_pages = list(
@@ -273,34 +310,45 @@ class GithubCollector:
                 contents[path] = got
         if len(files) >= FILE_LIST_CAP and not hits:
             findings.append(_truncated())
+        kept = hits or bool(findings)
+        if kept:
+            for f in unread:  # the patch is kept either way: an unreadable side costs nothing
+                got = self._read_sides(pr, f)
+                if got is not None:
+                    contents[str(f["filename"])] = got
+        return Decision(kept, files, contents, findings, files_pages)
+
+    def _examine(self, pr: dict[str, Any]) -> Iterator[Collected]:
+        number = int(pr["number"])
+        d = self.decide(pr)
         mark = str(pr.get("updated_at") or "")
         done = StateUpdate(SOURCE, self.scope, f"pr:{number}", mark)
-        if not (hits or findings):
+        if not d.kept:
             yield Collected.only_cursor([done])
             return
         self.stats.kept += 1
-        for f in unread:  # the patch is kept either way: an unreadable side costs nothing
-            got = self._read_sides(pr, f)
-            if got is not None:
-                contents[str(f["filename"])] = got
-        extra: list[tuple[str, Page]] = list(files_pages)
+        extra: list[tuple[str, Page]] = list(d.pages)
+        lists = self.discussion(number, extra)
+        rec = build_record(pr, d.files, lists, self.repo, self.profile)
+        yield Collected(
+            rec, [*page_updates(extra), done], contents=d.contents,
+            extra_findings=d.findings, tag=number,
+        )
+
+    def discussion(self, number: int, pages: list[tuple[str, Page]]) -> dict[str, list[Any]]:
+        """A PR's reviews, review comments and conversation comments through REST (three
+        requests, conditional: an unchanged list is answered 304); the pages read are added
+        to ``pages`` (to cache)."""
         lists: dict[str, list[Any]] = {}
         for name, url in (
             ("reviews", f"/repos/{self.repo}/pulls/{number}/reviews"),
             ("review_comments", f"/repos/{self.repo}/pulls/{number}/comments"),
             ("comments", f"/repos/{self.repo}/issues/{number}/comments"),
         ):
-            pages = list(self.client.pages(url, use_cache=True))
-            extra.extend(pages)
-            lists[name] = [it for _k, pg in pages for it in pg.items]
-        rec = build_record(pr, files, lists, self.repo, self.profile)
-        updates: list[CursorUpdate] = [
-            u for key, pg in extra if not pg.cached
-            for u in [cache_update(key, pg)] if u is not None
-        ]
-        yield Collected(
-            rec, [*updates, done], contents=contents, extra_findings=findings, tag=number
-        )
+            got = list(self.client.pages(url, use_cache=True))
+            pages.extend(got)
+            lists[name] = [it for _k, pg in got for it in pg.items]
+        return lists
 
     def stored(self, item: Collected, res: IngestResult) -> None:
         """Count a kept PR's outcome and pass on its notes (``ingest_all``'s progress)."""
@@ -397,6 +445,27 @@ def _login(u: Any) -> dict[str, str] | None:
     return None
 
 
+def rest_files(files: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A REST file list in the record's shape."""
+    return [
+        {
+            "filename": f.get("filename"),
+            "status": f.get("status") or "modified",
+            "additions": f.get("additions") or 0,
+            "deletions": f.get("deletions") or 0,
+            "patch": f.get("patch"),
+            "previous_filename": f.get("previous_filename"),
+        }
+        for f in files
+    ]
+
+
+def _side(ref: Any) -> dict[str, Any]:
+    """A PR's base or head: branch name and commit (null when GitHub sent none)."""
+    ref = ref if isinstance(ref, dict) else {}
+    return {"ref": ref.get("ref"), "sha": ref.get("sha")}
+
+
 def build_record(
     pr: dict[str, Any],
     files: list[dict[str, Any]],
@@ -415,23 +484,16 @@ def build_record(
         "updated_at": pr.get("updated_at"),
         "closed_at": pr.get("closed_at"),
         "merged_at": merged_at,
-        "merge_commit_sha": pr.get("merge_commit_sha"),
+        # for an unmerged PR GitHub's merge_commit_sha is its test merge, not a commit of the
+        # repository's history: not a fact about the PR
+        "merge_commit_sha": pr.get("merge_commit_sha") if merged_at else None,
         "html_url": pr.get("html_url"),
         "user": _login(pr.get("user")),
         "labels": [{"name": lab.get("name")} for lab in pr.get("labels") or []
                    if isinstance(lab, dict)],
-        "base": {"ref": (pr.get("base") or {}).get("ref")},
-        "files": [
-            {
-                "filename": f.get("filename"),
-                "status": f.get("status") or "modified",
-                "additions": f.get("additions") or 0,
-                "deletions": f.get("deletions") or 0,
-                "patch": f.get("patch"),
-                "previous_filename": f.get("previous_filename"),
-            }
-            for f in files
-        ],
+        "base": _side(pr.get("base")),
+        "head": _side(pr.get("head")),
+        "files": rest_files(files),
         "reviews": [
             {"user": _login(r.get("user")), "state": r.get("state"), "body": r.get("body") or "",
              "submitted_at": r.get("submitted_at")}
@@ -444,7 +506,8 @@ def build_record(
         ],
         "review_comments": [
             {"user": _login(c.get("user")), "path": c.get("path"), "diff_hunk": c.get("diff_hunk"),
-             "body": c.get("body") or "", "created_at": c.get("created_at")}
+             "body": c.get("body") or "", "created_at": c.get("created_at"),
+             **{k: c.get(k) for k in REVIEW_COMMENT_KEYS}}
             for c in lists.get("review_comments", [])
         ],
         "source": SOURCE,
@@ -466,9 +529,12 @@ def collect_github(
     pace: float | None = None,
     on_progress: Callable[[GithubStats], None] | None = None,
     warn: Callable[[str], None] | None = None,
+    collector_cls: type[GithubCollector] | None = None,
 ) -> GithubStats:
-    """Collect ``repo``'s PRs that touch the profile's family into ``store`` (resumable)."""
-    collector = GithubCollector(
+    """Collect ``repo``'s PRs that touch the profile's family into ``store`` (resumable),
+    reading every PR's file list (:func:`prkb.collect.github_kb.collect_github` chooses
+    between this and the git-assisted discovery)."""
+    collector = (collector_cls or GithubCollector)(
         store, repo, profile, token=token, api_url=api_url, since=since, max_prs=max_prs,
         pace=pace, on_progress=on_progress, warn=warn,
     )

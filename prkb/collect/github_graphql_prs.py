@@ -33,7 +33,8 @@ FOLLOW_UPS = 40           # connection pages per follow-up query
 SOURCE = "github"
 
 PAGE_INFO = "pageInfo { hasNextPage endCursor }"
-THREAD_COMMENT = "author { login } body path diffHunk createdAt"
+THREAD_COMMENT = ("fullDatabaseId author { login } body path diffHunk createdAt line originalLine "
+                  "commit { oid } originalCommit { oid }")
 # the nodes' selection of each connection of a PR (or, for "threadComments", of a thread)
 NODES = {
     "labels": "name",
@@ -77,9 +78,11 @@ class Fetched:
 @dataclass
 class ListedPR:
     number: int
-    state: str          # "open" or "closed" (closed without merging)
+    state: str          # "open", "closed" (closed without merging) or "merged" (search hits)
     updated_at: str
     paths: list[str]    # every changed path
+    base_sha: str | None = None
+    head_sha: str | None = None
 
 
 def _split(repo: str) -> dict[str, str]:
@@ -240,27 +243,60 @@ def fetch_pull_requests(
         yield from fetched
 
 
-# --- the unmerged list ------------------------------------------------------------------------
+# --- the unmerged list, searches, and what changed ---------------------------------------------
 
+LISTED = ("number state updatedAt baseRefOid headRefOid files(first: " + str(PAGE) + ") { "
+          + PAGE_INFO + " nodes { path } }")
+UNMERGED = ("pullRequests(first: " + str(PAGE) + ", after: $after, states: [OPEN, CLOSED], "
+            "orderBy: {field: UPDATED_AT, direction: DESC}) { " + PAGE_INFO + " nodes { "
+            + LISTED + " } }")
 LIST_QUERY = (
     "query($owner: String!, $name: String!, $after: String) { " + RATE + " "
-    "repository(owner: $owner, name: $name) { pullRequests(first: " + str(PAGE) + ", "
-    "after: $after, states: [OPEN, CLOSED], orderBy: {field: UPDATED_AT, direction: DESC}) { "
-    + PAGE_INFO + " nodes { number state updatedAt files(first: " + str(PAGE) + ") { "
-    + PAGE_INFO + " nodes { path } } } } } }"
+    "repository(owner: $owner, name: $name) { " + UNMERGED + " } }"
 )
+SEARCH_QUERY = (
+    "query($q: String!, $after: String) { " + RATE + " search(query: $q, type: ISSUE, first: "
+    + str(PAGE) + ", after: $after) { " + PAGE_INFO + " nodes { __typename ... on PullRequest { "
+    + LISTED + " } } } }"
+)
+PROBES = 200  # PRs asked for their updatedAt in one query (no connections: about one point)
+
+
+def _listed(client: GraphQLClient, repo: str, nodes: list[dict[str, Any]],
+            problems: list[str] | None) -> list[ListedPR]:
+    """Listed PRs, with the file lists of those that have more than a page completed."""
+    found = complete(client, repo, [m for nd in nodes
+                                    for m in _pending(int(nd["number"]), nd, ("files",),
+                                                      listing=True)])
+    if problems is not None:
+        problems.extend(found)
+    return [
+        ListedPR(
+            number=int(node["number"]), state=str(node.get("state") or "").lower(),
+            updated_at=str(node.get("updatedAt") or ""),
+            paths=[str(f.get("path")) for f in (node.get("files") or {}).get("nodes") or []
+                   if isinstance(f, dict)],
+            base_sha=node.get("baseRefOid"), head_sha=node.get("headRefOid"),
+        )
+        for node in nodes
+    ]
 
 
 def list_unmerged(
     client: GraphQLClient, repo: str, *, since: str | None = None,
-    problems: list[str] | None = None,
+    problems: list[str] | None = None, start: dict[str, Any] | None = None,
 ) -> Iterator[ListedPR]:
-    """Open and closed-unmerged PRs updated at or after ``since``, newest update first."""
+    """Open and closed-unmerged PRs updated at or after ``since``, newest update first.
+    ``start``: the first page's ``pullRequests`` connection, already fetched (see :func:`watch`)."""
     after: str | None = None
     seen: set[int] = set()
+    conn: Any
     while True:
-        ans = client.query(LIST_QUERY, {**_split(repo), "after": after}, expected=1)
-        conn = (ans.data.get("repository") or {}).get("pullRequests")
+        if start is not None:
+            conn, start = start, None
+        else:
+            ans = client.query(LIST_QUERY, {**_split(repo), "after": after}, expected=1)
+            conn = (ans.data.get("repository") or {}).get("pullRequests")
         if not isinstance(conn, dict):
             raise GraphQLError(f"GitHub GraphQL: repository {repo} not found")
         nodes = [n for n in conn.get("nodes") or [] if isinstance(n, dict)]
@@ -273,22 +309,109 @@ def list_unmerged(
             if int(node["number"]) not in seen:  # an update during the walk moves a PR up
                 seen.add(int(node["number"]))
                 page.append(node)
-        found = complete(client, repo, [m for nd in page
-                                         for m in _pending(int(nd["number"]), nd, ("files",),
-                                                           listing=True)])
-        if problems is not None:
-            problems.extend(found)
-        for node in page:
-            yield ListedPR(
-                number=int(node["number"]), state=str(node.get("state") or "").lower(),
-                updated_at=str(node.get("updatedAt") or ""),
-                paths=[str(f.get("path")) for f in (node.get("files") or {}).get("nodes") or []
-                       if isinstance(f, dict)],
-            )
+        yield from _listed(client, repo, page, problems)
         info = conn.get("pageInfo") or {}
         if stop or not info.get("hasNextPage"):
             return
         after = str(info.get("endCursor"))
+
+
+def search_terms(repo: str, spellings: Iterable[str], since: str | None) -> list[str]:
+    """One GitHub search per spelling: PRs of ``repo`` whose title, body or comments name it
+    (updated at or after ``since`` when given)."""
+    updated = f" updated:>={since}" if since else ""
+    return [f'repo:{repo} is:pr "{s}" in:title,body,comments{updated}' for s in spellings]
+
+
+def search_prs(
+    client: GraphQLClient, repo: str, term: str, *, problems: list[str] | None = None,
+    start: dict[str, Any] | None = None,
+) -> Iterator[ListedPR]:
+    """Every PR a search finds, page by page (``start``: its first page, already fetched)."""
+    after: str | None = None
+    conn: Any
+    while True:
+        if start is not None:
+            conn, start = start, None
+        else:
+            ans = client.query(SEARCH_QUERY, {"q": term, "after": after}, expected=1)
+            conn = ans.data.get("search")
+        if not isinstance(conn, dict):
+            raise GraphQLError(f"GitHub GraphQL: search {term!r} gave no answer")
+        nodes = [n for n in conn.get("nodes") or []
+                 if isinstance(n, dict) and n.get("__typename") == "PullRequest"]
+        yield from _listed(client, repo, nodes, problems)
+        info = conn.get("pageInfo") or {}
+        if not info.get("hasNextPage"):
+            return
+        after = str(info.get("endCursor"))
+
+
+@dataclass
+class Watch:
+    """The first query of a run: what changed among known PRs, and first pages."""
+
+    updated: dict[int, str | None]          # probed number -> updatedAt (None: not a PR now)
+    unmerged: dict[str, Any] | None         # first page of the unmerged list
+    searches: dict[str, dict[str, Any]]     # term -> first page of its search
+
+
+def watch(client: GraphQLClient, repo: str, *, probe: Iterable[int] = (),
+          unmerged: bool = True, terms: Iterable[str] = ()) -> tuple[Watch, list[int]]:
+    """One query that asks for the ``updatedAt`` of up to :data:`PROBES` known PRs, the first
+    page of the unmerged list and the first page of each search; returns the answer and the
+    numbers left to probe (see :func:`probe_updated`)."""
+    numbers = list(dict.fromkeys(int(n) for n in probe))
+    now, rest = numbers[:PROBES], numbers[PROBES:]
+    terms = list(terms)
+    probes = " ".join(
+        f"p{n}: issueOrPullRequest(number: {n}) {{ __typename ... on PullRequest {{ updatedAt }} }}"
+        for n in now
+    )
+    decl = ["$owner: String!", "$name: String!"] + (["$after: String"] if unmerged else [])
+    decl += [f"$s{i}: String!" for i in range(len(terms))]
+    searches = " ".join(
+        f"s{i}: search(query: $s{i}, type: ISSUE, first: {PAGE}) {{ {PAGE_INFO} nodes {{ "
+        f"__typename ... on PullRequest {{ {LISTED} }} }} }}" for i in range(len(terms))
+    )
+    query = (f"query({', '.join(decl)}) {{ {RATE} repository(owner: $owner, name: $name) {{ "
+             f"__typename {UNMERGED if unmerged else ''} {probes} }} {searches} }}")
+    variables: dict[str, Any] = {**_split(repo), **({"after": None} if unmerged else {}),
+                                 **{f"s{i}": t for i, t in enumerate(terms)}}
+    ans = client.query(query, variables, expected=1)
+    repo_data = ans.data.get("repository")
+    if not isinstance(repo_data, dict):
+        raise GraphQLError(f"GitHub GraphQL: repository {repo} not found")
+    return Watch(
+        updated=_probed(now, repo_data, ans),
+        unmerged=repo_data.get("pullRequests") if unmerged else None,
+        searches={t: ans.data.get(f"s{i}") or {} for i, t in enumerate(terms)},
+    ), rest
+
+
+def _probed(numbers: list[int], repo_data: dict[str, Any], ans: Answer) -> dict[int, str | None]:
+    out: dict[int, str | None] = {}
+    for n in numbers:
+        node = repo_data.get(f"p{n}")
+        if isinstance(node, dict) and node.get("__typename") == "PullRequest":
+            out[n] = str(node.get("updatedAt") or "")
+        elif isinstance(node, dict) or any(
+            e.get("type") == "NOT_FOUND" and (e.get("path") or [None, None])[1:2] == [f"p{n}"]
+            for e in ans.errors
+        ):
+            out[n] = None
+    return out  # a number without an answer (another error) is left out: fetched in full
+
+
+def probe_updated(client: GraphQLClient, repo: str, numbers: Iterable[int]
+                  ) -> dict[int, str | None]:
+    """``updatedAt`` of known PRs, :data:`PROBES` per query (see :func:`watch`)."""
+    out: dict[int, str | None] = {}
+    todo = list(numbers)
+    while todo:
+        got, todo = watch(client, repo, probe=todo, unmerged=False)
+        out.update(got.updated)
+    return out
 
 
 # --- the REST-shaped record -------------------------------------------------------------------
@@ -309,6 +432,25 @@ def _nodes(node: dict[str, Any], conn: str) -> list[dict[str, Any]]:
             if isinstance(n, dict)]
 
 
+def _db_id(c: dict[str, Any] | None) -> int | None:
+    v = (c or {}).get("fullDatabaseId")  # a BigInt: GitHub sends it as a string
+    return int(v) if isinstance(v, int | str) and str(v).isdigit() else None
+
+
+def _review_comment(c: dict[str, Any], *, root: dict[str, Any] | None) -> dict[str, Any]:
+    """A thread's comment in REST's shape; a reply's ``in_reply_to_id`` is the id of its
+    thread's first comment, as REST gives it. ``position`` (diff-relative, deprecated) is
+    not in GraphQL: null."""
+    return {
+        "user": _login(c.get("author")), "path": c.get("path"), "diff_hunk": c.get("diffHunk"),
+        "body": c.get("body") or "", "created_at": c.get("createdAt"),
+        "id": _db_id(c), "in_reply_to_id": _db_id(root) if root is not None else None,
+        "line": c.get("line"), "original_line": c.get("originalLine"), "position": None,
+        "commit_id": (c.get("commit") or {}).get("oid"),
+        "original_commit_id": (c.get("originalCommit") or {}).get("oid"),
+    }
+
+
 def rest_record(node: dict[str, Any], repo: str, *, home_repo: str | None = None
                 ) -> dict[str, Any]:
     """The snapshot record (REST shape, ``source: github``) of a fetched PR; files carry no
@@ -317,9 +459,9 @@ def rest_record(node: dict[str, Any], repo: str, *, home_repo: str | None = None
     merged_at = node.get("mergedAt")
     state = "merged" if node.get("merged") or merged_at else str(node.get("state") or "OPEN")
     review_comments = [
-        {"user": _login(c.get("author")), "path": c.get("path"), "diff_hunk": c.get("diffHunk"),
-         "body": c.get("body") or "", "created_at": c.get("createdAt")}
-        for t in _nodes(node, "reviewThreads") for c in _nodes(t, "comments")
+        _review_comment(c, root=cs[0] if k else None)
+        for t in _nodes(node, "reviewThreads") for cs in [_nodes(t, "comments")]
+        for k, c in enumerate(cs)
     ]
     review_comments.sort(key=lambda c: str(c["created_at"] or ""))  # REST: creation order
     rec: dict[str, Any] = {
@@ -331,7 +473,9 @@ def rest_record(node: dict[str, Any], repo: str, *, home_repo: str | None = None
         "updated_at": node.get("updatedAt"),
         "closed_at": node.get("closedAt"),
         "merged_at": merged_at,
-        "merge_commit_sha": (node.get("mergeCommit") or {}).get("oid"),
+        # only a merged PR's merge commit is in history (else GitHub's test merge, or none)
+        "merge_commit_sha": (node.get("mergeCommit") or {}).get("oid") if state == "merged"
+        else None,
         "html_url": node.get("url"),
         "user": _login(node.get("author")),
         "labels": [{"name": lab.get("name")} for lab in _nodes(node, "labels")],

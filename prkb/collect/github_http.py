@@ -119,6 +119,9 @@ class GitHubClient:
             per_page=PER_PAGE,
             retry=retry,
             seconds_between_requests=pace or None,
+            # GraphQL queries (prkb.collect.github_graphql) share this requester: they are POSTs,
+            # which PyGithub paces as writes (1 s apart by default), but they read
+            seconds_between_writes=pace or None,
         )
         self.requester: Requester = self.gh.requester
         self._host = (parsed.hostname, parsed.port)

@@ -17,8 +17,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         parents=[common],
         help="collect a GitHub repository's PRs that touch the symbol family (PyGithub)",
         description=(
-            "Lists the repository's pull requests by last update, newest first, reads each PR's "
-            "file list, and keeps the PRs whose patches add or remove a line naming a family "
+            "With git-collected records of the repository in the knowledge base (collect git "
+            "first), starts from the PRs they name and reads them through GitHub's GraphQL API "
+            "in batches (git's code facts, GitHub's discussion: one record), lists only open and "
+            "closed-unmerged PRs (100 a request) and searches the family spellings; a candidate's "
+            "patch decides. Otherwise lists the repository's pull requests by last update, "
+            "newest first, reads each PR's file list, and keeps the PRs whose patches add or "
+            "remove a line naming a family "
             "spelling (or a dynamic-support method) as a whole identifier. For a kept PR it also "
             "reads reviews, review comments and conversation comments, then analyses and stores "
             "it like an imported record. Incremental and resumable: a second run asks only for "
@@ -40,13 +45,28 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--api-url", metavar="URL", default=None,
         help="API root (GitHub Enterprise: https://HOST/api/v3; default https://api.github.com)",
     )
+    how = p.add_mutually_exclusive_group()
+    how.add_argument(
+        "--from-kb", dest="discovery", action="store_const", const="kb",
+        help="start from the PRs the knowledge base knows (git's, and the numbers their texts "
+        "and relations name) and read them through GraphQL in batches; list only open and "
+        "closed-unmerged PRs (default when the knowledge base holds git-collected records of "
+        "the repository)",
+    )
+    how.add_argument(
+        "--list-all", dest="discovery", action="store_const", const="list",
+        help="read every PR's file list to find the PRs that touch the family (one request "
+        "per PR: the default without git-collected records)",
+    )
+    p.set_defaults(discovery="auto")
     p.add_argument("--json", action="store_true", help="print the run's counts as JSON")
     p.set_defaults(func=cmd_collect_github)
 
 
 def cmd_collect_github(args: argparse.Namespace) -> int:
-    from ..collect.github import GithubStats, collect_github, token_from_env
+    from ..collect.github import GithubStats, token_from_env
     from ..collect.github_http import DEFAULT_API_URL
+    from ..collect.github_kb import collect_github
 
     profile = profile_of(args)
     token = token_from_env()
@@ -59,12 +79,13 @@ def cmd_collect_github(args: argparse.Namespace) -> int:
 
         def progress(s: GithubStats) -> None:
             b.note(
-                f"examined {s.examined} kept {s.kept} requests {s.requests} "
+                f"read {s.fetched} listed {s.listed} examined {s.examined} kept {s.kept} "
+                f"requests {s.requests} "
                 f"rate left {'-' if s.rate_left is None else s.rate_left}"
             )
-            if s.examined + s.skipped > b_count[0]:
-                b.advance(s.examined + s.skipped - b_count[0])
-                b_count[0] = s.examined + s.skipped
+            if s.examined + s.skipped + s.fetched > b_count[0]:
+                b.advance(s.examined + s.skipped + s.fetched - b_count[0])
+                b_count[0] = s.examined + s.skipped + s.fetched
 
         b_count = [0]
         stats = collect_github(
@@ -77,6 +98,7 @@ def cmd_collect_github(args: argparse.Namespace) -> int:
             max_prs=args.max_prs,
             on_progress=progress,
             warn=warn,
+            discovery=args.discovery,
         )
     if args.json:
         print(json.dumps(stats.to_json(), ensure_ascii=False))

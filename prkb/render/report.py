@@ -42,7 +42,8 @@ _VERBATIM_REASONS = (
     "level-raised", "level-lowered", "declaration-removed", "dynamic-support", "audit-finding",
     "patch-unavailable",
 )
-TEXT_ORIGIN = {"github": "description", "git": "commit", "curated": "paraphrase"}
+TEXT_ORIGIN = {"github": "description", "git+github": "description", "git": "commit",
+               "curated": "paraphrase"}
 WHY_IN_A_WORD = {
     "lowered": "correctness-fix",
     "raised": "performance",

@@ -39,6 +39,16 @@ class PrQueries(StoreBase):
             return None
         return StoredPr(int(row["id"]), str(row["raw_hash"]), row["updated_at"])
 
+    def stored_record(self, repo: str, ref: str) -> dict[str, Any] | None:
+        """The snapshot record stored for ``ref`` of ``repo`` (None when there is none)."""
+        row = self.conn.execute(
+            "SELECT raw FROM prs WHERE repo=? AND ref=?", (repo, ref)
+        ).fetchone()
+        if row is None:
+            return None
+        rec: dict[str, Any] = json.loads(row["raw"])
+        return rec
+
     def write_pr_row(self, cols: dict[str, Any], existing: StoredPr | None) -> int:
         """Insert the ``prs`` row (``cols`` keyed by :data:`PR_COLUMNS`), or update
         ``existing`` and drop its derived rows (files, symbol changes, risk tags, findings);
@@ -151,13 +161,66 @@ class PrQueries(StoreBase):
             (repo, sha, pr_ref),
         )
 
-    def merge_sha_of(self, repo: str, ref: str) -> str | None:
+    def merge_sha_of(self, repo: str, ref: str, *, from_git: bool = False) -> str | None:
         """The merge commit stored for record ``ref`` of ``repo`` (None: no such record, or
-        it names no commit)."""
-        row = self.conn.execute(
-            "SELECT merge_commit_sha FROM prs WHERE repo=? AND ref=?", (repo, ref)
-        ).fetchone()
+        it names no commit; with ``from_git``, also when the record was not collected from
+        git: a GitHub record's commit is merged into, not claimed by, git's)."""
+        sql = "SELECT merge_commit_sha FROM prs WHERE repo=? AND ref=?"
+        if from_git:
+            sql += " AND source IN ('git', 'git+github')"
+        row = self.conn.execute(sql, (repo, ref)).fetchone()
         return None if row is None or row[0] is None else str(row[0])
+
+    # --- what the knowledge base knows of a repository (GitHub discovery from git) ----------
+
+    def collected_prs(self, repo: str) -> list[tuple[int, str, dict[str, Any]]]:
+        """(number, source, stored record) of every numbered PR of ``repo``, by number."""
+        return [
+            (int(r["number"]), str(r["source"]), json.loads(r["raw"]))
+            for r in self.conn.execute(
+                "SELECT number, source, raw FROM prs WHERE repo=? AND number IS NOT NULL"
+                " ORDER BY number", (repo,)
+            )
+        ]
+
+    def linked_pr_numbers(self, numbers: Iterable[int]) -> set[int]:
+        """PR numbers at the other end of a stored relation of any of ``numbers``."""
+        keys = [f"pr:{int(n)}" for n in numbers]
+        out: set[int] = set()
+        for i in range(0, len(keys), 500):
+            chunk = keys[i:i + 500]
+            marks = ",".join("?" for _ in chunk)
+            for src, dst in self.conn.execute(
+                f"SELECT source, target FROM relations WHERE source IN ({marks})"
+                f" OR target IN ({marks})", (*chunk, *chunk)
+            ):
+                for key in (str(src), str(dst)):
+                    if key.startswith("pr:") and key[3:].isdigit():
+                        out.add(int(key[3:]))
+        return out - {int(n) for n in numbers}
+
+    def declaring_paths(self, repo: str) -> set[str]:
+        """Paths where ``repo``'s records saw a declaration: symbol changes' files (and the
+        files a declaration moved from) and the builder levels' files."""
+        out: set[str] = set()
+        for a, b in self.conn.execute(
+            "SELECT s.file, s.before_file FROM symbol_changes s JOIN prs p ON p.id=s.pr_id"
+            " WHERE p.repo=?", (repo,)
+        ):
+            out.update(str(x) for x in (a, b) if x)
+        out.update(
+            str(r[0]) for r in self.conn.execute(
+                "SELECT DISTINCT file FROM builder_levels WHERE repo=?", (repo,)
+            ) if r[0]
+        )
+        return out
+
+    def has_git_records(self, repo: str) -> bool:
+        """Whether ``repo`` has records collected from git history."""
+        row = self.conn.execute(
+            "SELECT 1 FROM prs WHERE repo=? AND source IN ('git', 'git+github') LIMIT 1", (repo,)
+        ).fetchone()
+        return row is not None
 
     def cached_page(self, url: str) -> tuple[str, str] | None:
         """(etag, body) of a cached HTTP page, None when not cached or without an ETag."""
