@@ -10,11 +10,14 @@ site's matrix page.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from .analyze.audit import AuditResult, BuilderInfo, audit_revision
+from .dates import parse_time, utc_stamp
+from .errors import InputError
 from .gitobj import GitRepo
 from .profile import Profile
 from .store import Store
@@ -203,21 +206,69 @@ def reading_text(lv: dict[str, Any]) -> str:
     return str(lv["effective"])
 
 
-def history_markdown(history: dict[str, Any]) -> str:
-    """A compact text view of ``matrix_history``: one line per level change of a builder."""
-    lines = []
-    for cls in sorted(history["builders"]):
-        levels = history["builders"][cls]["levels"]
-        lines.append(f"{cls}:")
+def history_until(history: dict[str, Any], rev: str | None) -> str | None:
+    """The cutoff time ``matrix --history --rev REV`` means: the commit time of the collected
+    commit whose sha starts with REV, or the end of the day REV (``YYYY-MM-DD``) or the time
+    REV (ISO); None for no REV or ``HEAD`` (everything). :class:`InputError` otherwise."""
+    if not rev or rev == "HEAD":
+        return None
+    text = rev.strip()
+    if re.fullmatch(r"[0-9a-fA-F]{4,40}", text):
+        hits = {c["committed_at"] for c in history["commits"]
+                if c["sha"].lower().startswith(text.lower())}
+        if len(hits) == 1:
+            return hits.pop()
+        if len(hits) > 1:
+            raise InputError(f"--rev {rev}: names more than one collected commit; give more of it")
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text) and parse_time(text) is not None:
+        return f"{text}T23:59:59Z"
+    when = parse_time(text) if "T" in text or " " in text else None
+    if when is not None:
+        return utc_stamp(when)
+    raise InputError(
+        f"--rev {rev}: not a commit the knowledge base holds readings for, nor a date "
+        "(give a collected commit's sha, or YYYY-MM-DD)"
+    )
+
+
+def history_rows(history: dict[str, Any], *, until: str | None = None) -> list[dict[str, Any]]:
+    """The rows of ``matrix --history``: one per change of a builder's reading, oldest first
+    per builder. A builder is its file and class: two classes of one name in two files are two
+    builders, never one alternating between them. ``until``: only readings at commits made at
+    or before that time (:func:`history_until`)."""
+    per: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for cls, entry in history["builders"].items():
+        for lv in entry["levels"]:
+            if until is not None and str(lv["committed_at"]) > until:
+                continue
+            per.setdefault((str(lv["file"]), cls), []).append(lv)
+    rows: list[dict[str, Any]] = []
+    for file, cls in sorted(per, key=lambda k: (k[1], k[0])):
         last = None
-        for lv in levels:
+        for lv in per[(file, cls)]:
             cur = (lv["effective"], lv["dynamic"], lv.get("level_text"), lv["spec_ready"])
             if cur == last:
                 continue
             last = cur
-            pr = f" {lv['pr_ref']}" if lv["pr_ref"] else ""
-            lines.append(
-                f"  {lv['committed_at'][:10]} {lv['commit_sha'][:10]}{pr}: {reading_text(lv)}"
-                f" spec={spec_label(lv['spec_ready'])}"
-            )
-    return "\n".join(lines) + ("\n" if lines else "")
+            rows.append({**lv, "class": cls, "file": file})
+    return rows
+
+
+def history_markdown(history: dict[str, Any], *, until: str | None = None) -> str:
+    """``matrix --history`` as a Markdown table: one row per level change of a builder (file
+    and class), oldest first."""
+    rows = history_rows(history, until=until)
+    out = []
+    if until is not None:
+        out.append(f"Readings of commits made at or before {until}.\n")
+    out.append("| Builder | File | Date | Commit | PR | Level | Spec-decode ready |")
+    out.append("| --- | --- | --- | --- | --- | --- | --- |")
+    for lv in rows:
+        pr = f"#{lv['pr_ref']}" if str(lv["pr_ref"] or "").isdigit() else (lv["pr_ref"] or "-")
+        cells = [f"`{lv['class']}`", f"`{lv['file']}`", str(lv["committed_at"])[:10],
+                 f"`{str(lv['commit_sha'])[:10]}`", pr, reading_text(lv),
+                 spec_label(lv["spec_ready"])]
+        out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    if not rows:
+        out.append("| - | - | - | - | - | no readings | - |")
+    return "\n".join(out) + "\n"

@@ -124,3 +124,44 @@ def test_matrix_history_from_builder_levels(tmp_path, capsys):
     assert main(["--db", str(db), "matrix", "--history"]) == 0
     assert "UNIFORM_BATCH" in capsys.readouterr().out
     assert main(["--db", str(tmp_path / "absent.sqlite"), "matrix", "--history"]) == 2
+
+
+def test_matrix_history_is_markdown_by_file_and_class_and_honours_rev(tmp_path, capsys):
+    """Two classes of one name in two files are two builders (never one alternating between
+    two levels); the default output is a Markdown table; --rev keeps the readings at or before
+    a collected commit or a date."""
+    db = tmp_path / "kb.sqlite"
+    with _store(db) as store:
+        rows = [
+            ("a" * 40, "2026-01-01T00:00:00Z", "1", "v0/x.py", "NEVER"),
+            ("a" * 40, "2026-01-01T00:00:00Z", "1", "v1/x.py", "UNIFORM_BATCH"),
+            ("b" * 40, "2026-02-01T00:00:00Z", "2", "v0/x.py", "NEVER"),
+            ("b" * 40, "2026-02-01T00:00:00Z", "2", "v1/x.py", "ALWAYS"),
+            ("c" * 40, "2026-03-01T00:00:00Z", "3", "v1/x.py", "NEVER"),
+        ]
+        for sha, at, pr, file, eff in rows:
+            store.conn.execute(
+                "INSERT INTO builder_levels (repo, commit_sha, committed_at, pr_ref, class_name,"
+                " file, declared, effective, dynamic, spec_ready)"
+                " VALUES ('o/r', ?, ?, ?, 'XBuilder', ?, ?, ?, 0, NULL)",
+                (sha, at, pr, file, eff, eff),
+            )
+    assert main(["--db", str(db), "matrix", "--history"]) == 0
+    out = capsys.readouterr().out
+    lines = [ln for ln in out.splitlines() if ln.startswith("| `XBuilder`")]
+    assert out.splitlines()[0].startswith("| Builder | File |")
+    # v0: one row (NEVER throughout); v1: a row per change
+    assert [(ln.split(" | ")[1], ln.split(" | ")[5]) for ln in lines] == [
+        ("`v0/x.py`", "NEVER"), ("`v1/x.py`", "UNIFORM_BATCH"), ("`v1/x.py`", "ALWAYS"),
+        ("`v1/x.py`", "NEVER")]
+    assert main(["--db", str(db), "matrix", "--history", "--rev", "bbbbbbb"]) == 0
+    out = capsys.readouterr().out
+    assert "ALWAYS" in out and "#3" not in out
+    assert main(["--db", str(db), "matrix", "--history", "--rev", "2026-01-15"]) == 0
+    out = capsys.readouterr().out
+    assert "#1" in out and "#2" not in out
+    assert main(["--db", str(db), "matrix", "--history", "--rev", "2026-01-15",
+                 "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert {r["file"] for r in data["rows"]} == {"v0/x.py", "v1/x.py"}
+    assert main(["--db", str(db), "matrix", "--history", "--rev", "nothing"]) == 2

@@ -28,10 +28,14 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         ),
     )
     p.add_argument("path", nargs="?", help="path of the git repository (work tree or bare)")
-    p.add_argument("--rev", default="HEAD", help="revision to read (default: HEAD)")
-    p.add_argument("--format", choices=["md", "json"], default="md", help="output format")
+    p.add_argument("--rev", default="HEAD",
+                   help="revision to read (default: HEAD); with --history: a collected "
+                        "commit's sha or a date, showing the readings at or before it")
+    p.add_argument("--format", choices=["md", "json"], default="md",
+                   help="output format (default: md, a Markdown table)")
     p.add_argument("--history", action="store_true",
-                   help="per builder, its level at each commit collected in the knowledge base")
+                   help="per builder (file and class), its level at each commit collected in "
+                        "the knowledge base, one Markdown row per change")
     p.set_defaults(func=cmd_matrix)
 
     p = sub.add_parser(
@@ -64,7 +68,14 @@ def _store_if_present(args: argparse.Namespace) -> Any:
 
 
 def cmd_matrix(args: argparse.Namespace) -> int:
-    from ..matrix import history_markdown, matrix_at, matrix_history, to_markdown
+    from ..matrix import (
+        history_markdown,
+        history_rows,
+        history_until,
+        matrix_at,
+        matrix_history,
+        to_markdown,
+    )
 
     profile = profile_of(args)
     if args.history:
@@ -74,10 +85,13 @@ def cmd_matrix(args: argparse.Namespace) -> int:
                              "./prkb.sqlite) filled by 'prkb collect git'")
         with store:
             hist = matrix_history(store)
+        until = history_until(hist, args.rev)
         if args.format == "json":
+            if until is not None:  # the readings at or before REV, per builder (file, class)
+                hist = {"until": until, "rows": history_rows(hist, until=until)}
             print(json.dumps(hist, ensure_ascii=False, indent=1))
         else:
-            print(history_markdown(hist), end="")
+            print(history_markdown(hist, until=until), end="")
         return 0
     if not args.path:
         raise InputError("matrix needs PATH (a git repository), or --history")
