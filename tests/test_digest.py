@@ -294,3 +294,26 @@ def test_a_git_only_record_is_never_listed_as_opened(tmp_path: Path) -> None:
     assert [it.number for it in w20.opened] == [4243]  # the GitHub record's opening only
     assert [it.number for it in w21.merged] == [4242, 4243]
     assert weeks == ["2026-W20", "2026-W21"]  # W20 only for #4243's opening
+
+
+def test_a_relation_is_news_in_the_week_of_its_later_end(tmp_path: Path) -> None:
+    """#201 merged in 2026-W20; #202, merged in 2026-W28, fixes a regression from it. The
+    relation is not in W20's digest (nobody knew it then) but is in W28's."""
+    db = tmp_path / "kb.sqlite"
+    profile = load_profile()
+    with Store(db) as store:
+        ingest(store, _rec(201, title="[Perf] raise the level", created_at="2026-05-10T00:00:00Z",
+                           merged_at="2026-05-12T00:00:00Z"), profile)
+        ingest(store, _rec(202, title="[Bugfix] lower it again",
+                           body="Fixes a regression from #201.",
+                           created_at="2026-07-06T00:00:00Z",
+                           merged_at="2026-07-08T00:00:00Z"), profile)
+        from prkb.graph import build_relations
+
+        build_relations(store, profile)
+        early = dg.gather(store, dg.week_period("2026-W20"), profile)
+        late = dg.gather(store, dg.week_period("2026-W28"), profile)
+    assert [it.number for it in early.merged] == [201]
+    assert early.relations == []
+    assert [(r.source, r.type, r.target) for r in late.relations] == [
+        ("pr:202", "fixes-regression-from", "pr:201")]

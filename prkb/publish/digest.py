@@ -273,7 +273,18 @@ def gather(store: Store, period: Period, profile: Profile | None = None) -> Dige
         if codes:
             dg.risks.append(RiskItem(it, sorted(codes, key=HIGHLIGHT_TAGS.index)))
     keys = sorted({f"pr:{it.number}" for it in in_week.values() if it.number is not None})
-    for r in store.relations_touching(keys):
+    touching = store.relations_touching(keys)
+    ends = {n for r in touching for n in (_pr_number(r["source"]), _pr_number(r["target"]))
+            if n is not None}
+    dates = store.pr_dates(profile.repo, ends)
+    for r in touching:
+        # a relation is news in the week its later end happened: before that, one of its
+        # PRs did not exist yet (or had not merged), so nobody could have known it
+        known = [record_time(dates[n]) for n in (_pr_number(r["source"]),
+                                                 _pr_number(r["target"])) if n in dates]
+        when = max((t for t in known if t is not None), default=None)
+        if when is not None and not period.contains(when):
+            continue
         dg.relations.append(
             RelationItem(
                 r["source"], r["target"], r["type"], r["evidence"] or "",
@@ -312,6 +323,16 @@ def _opened_known(pr: Any) -> bool:
     """Whether the record knows when its PR was opened: a record made from git history alone
     has the commit's author date, not the PR's opening, so it is never listed as opened."""
     return bool(pr["source"] != "git")
+
+
+def record_time(pr: Any) -> datetime | None:
+    """When a record happened, for dating what it takes part in: its merge, else its closing
+    without merge, else its opening (when the record knows it)."""
+    if pr["state"] == "merged" and parse_time(pr["merged_at"]) is not None:
+        return parse_time(pr["merged_at"])
+    if pr["state"] == "closed" and parse_time(pr["closed_at"]) is not None:
+        return parse_time(pr["closed_at"])
+    return parse_time(pr["created_at"]) if _opened_known(pr) else None
 
 
 def pr_weeks(pr: Any) -> set[str]:

@@ -68,6 +68,22 @@ class ReportQueries(StoreBase):
         )
         return [row_dict(r) for r in rows]
 
+    def pr_dates(self, repo: str, numbers: Iterable[int]) -> dict[int, dict[str, Any]]:
+        """The PRs of ``repo`` numbered ``numbers`` with what dates them: number -> dict of
+        ``state, created_at, merged_at, closed_at, source``."""
+        nums = sorted(set(numbers))
+        out: dict[int, dict[str, Any]] = {}
+        for i in range(0, len(nums), 500):
+            chunk = nums[i:i + 500]
+            marks = ",".join("?" for _ in chunk)
+            rows = self.conn.execute(
+                "SELECT number, state, created_at, merged_at, closed_at, source FROM prs "
+                f"WHERE repo=? AND number IN ({marks})", (repo, *chunk),
+            )
+            for r in rows:
+                out[int(r[0])] = row_dict(r)
+        return out
+
     def symbol_changes_of(self, pr_id: int) -> list[dict[str, Any]]:
         """The stored declaration changes of the PR row ``pr_id``, in order: dicts with the
         columns of ``symbol_changes`` (``class_name, file, before, after, direction``...)."""
