@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from gitrepo import GitRepoBuilder, git
 
@@ -162,3 +163,23 @@ def test_git_pickaxe_agrees_with_the_line_matcher(tmp_path) -> None:
     assert len(expected) == 1 + sum(e for _l, e in MATCHER_LINES)
     assert set(raw) == mined == hunks == expected
     assert {sha for sha, line in by_sha.items() if profile.matches_line(line)} == expected
+
+
+def test_declaring_the_default_level_is_not_a_raise() -> None:
+    """A first declaration raises the level only above the profile's default, whatever the
+    default's place in the order (here the middle one)."""
+    from prkb.analyze.risk import analyse
+    from prkb.models import SymbolChange
+
+    prof = load_profile(None)
+    middle = prof.levels[1]
+    prof = replace(prof, default_level=middle)
+    rec = {"number": 1, "title": "declare", "files": [], "state": "merged"}
+
+    def tags(after: str) -> set[str]:
+        change = SymbolChange("f.py", "XBuilder", prof.display, None, after, "added")
+        return {t.code for t in analyse(rec, [change], [], prof).risk_tags}
+
+    assert "level-raised" not in tags(middle)
+    assert "level-raised" not in tags(prof.levels[0])
+    assert "level-raised" in tags(prof.levels[2])

@@ -74,17 +74,16 @@ def risk_tags_for(
         if only or len(specific) == 1:
             why["platform-specific"] = [p.en for p in specific]
     dirs = {c.direction for c in changes}
-    if "raised" in dirs or (
-        "added" in dirs
-        and any(
-            c.direction == "added" and profile.level_rank(c.after) not in (None, 0) for c in changes
-        )
-    ):
-        why["level-raised"] = [
-            f"{c.class_name}: {c.before} -> {c.after}"
-            for c in changes
-            if c.direction in ("raised", "added")
-        ]
+    # a first declaration raises the level only above the profile's default (what a builder
+    # without a declaration has); declaring the default itself changes nothing
+    default = profile.level_rank(profile.default_level) or 0
+    raising = [
+        c for c in changes
+        if c.direction == "raised"
+        or (c.direction == "added" and (profile.level_rank(c.after) or -1) > default)
+    ]
+    if raising:
+        why["level-raised"] = [f"{c.class_name}: {c.before} -> {c.after}" for c in raising]
     if "lowered" in dirs:
         why["level-lowered"] = [
             f"{c.class_name}: {c.before} -> {c.after}" for c in changes if c.direction == "lowered"
