@@ -264,3 +264,142 @@ def test_digest_from_navigation_to_a_pr_and_language_switch(
     assert "周报" in pg.inner_text("h1")
     pg.click("article.digestpage a[href='../pr/90001.html'] >> nth=0")
     pg.wait_for_url("**/zh/pr/90001.html")
+
+
+# Layout boxes measured in the browser (not pixels): text that overlaps other text, table
+# columns narrower than the longest word in them, and boxes that stick out of a phone's
+# viewport outside a scrollable container. Returns a list of problems, each a short string.
+LAYOUT_JS = r"""
+() => {
+  const problems = [];
+  const vw = document.documentElement.clientWidth;
+  const cjk = /[\u3000-\u30ff\u3400-\u9fff\uf900-\ufaff\uff00-\uffef]/;
+  const name = (el) => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "")
+    + (el.classList.length ? "." + Array.from(el.classList).join(".") : "");
+  const where = (el) => { const p = []; for (let e = el; e && e !== document.body && p.length < 4;
+    e = e.parentElement) p.unshift(name(e)); return p.join(" > "); };
+  const scrolls = (el) => { for (let e = el.parentElement; e && e !== document.body; e = e.parentElement) {
+      const o = getComputedStyle(e).overflowX; if (o === "auto" || o === "scroll") return e; }
+    return null; };
+  // 1. text boxes: one rect per line of each visible text node, clipped to its scroll container
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const boxes = [];
+  for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+    if (!t.data.trim()) continue;
+    const el = t.parentElement;
+    if (!el || el.closest("script, style, noscript, [hidden]")) continue;
+    const st = getComputedStyle(el);
+    if (st.visibility === "hidden" || st.display === "none" || +st.opacity === 0) continue;
+    const r = document.createRange(); r.selectNodeContents(t);
+    const clip = scrolls(el); const c = clip ? clip.getBoundingClientRect() : null;
+    for (const q of r.getClientRects()) {
+      let x0 = q.left, x1 = q.right, y0 = q.top, y1 = q.bottom;
+      if (c) { x0 = Math.max(x0, c.left); x1 = Math.min(x1, c.right); y0 = Math.max(y0, c.top); y1 = Math.min(y1, c.bottom); }
+      if (x1 - x0 < 1 || y1 - y0 < 1) continue;
+      boxes.push({ x0, x1, y0, y1, el, text: t.data.trim().slice(0, 30) });
+      if (!clip && q.right > vw + 1)
+        problems.push(`text "${t.data.trim().slice(0, 30)}" (${where(el)}) ends at ${Math.round(q.right)}px, beyond the ${vw}px viewport`);
+    }
+  }
+  boxes.sort((a, b) => a.y0 - b.y0);
+  const tol = 2;  // glyph boxes of neighbouring lines may touch
+  for (let i = 0; i < boxes.length && problems.length < 40; i++) {
+    const a = boxes[i];
+    for (let j = i + 1; j < boxes.length && boxes[j].y0 < a.y1 - tol; j++) {
+      const b = boxes[j];
+      if (a.el === b.el) continue;
+      if (Math.min(a.x1, b.x1) - Math.max(a.x0, b.x0) > tol && Math.min(a.y1, b.y1) - Math.max(a.y0, b.y0) > tol)
+        problems.push(`text overlaps: "${a.text}" (${where(a.el)}) and "${b.text}" (${where(b.el)})`);
+    }
+  }
+  // 2. table columns at least as wide as their longest word: a run of letters, digits and
+  // "-_.:" (an identifier, a date, a level name), or a Chinese word as the browser's own
+  // word segmenter cuts a CJK run (brackets, quotes, "/" and spaces separate words)
+  const ctx = document.createElement("canvas").getContext("2d");
+  const seg = new Intl.Segmenter(document.documentElement.lang || "en", { granularity: "word" });
+  const words = (s) => {  // [word, offset in s]
+    const out = [];
+    for (const m of s.matchAll(new RegExp("[\\p{L}\\p{N}_.:\\-]+", "gu"))) {
+      if (!cjk.test(m[0])) { out.push([m[0], m.index]); continue; }
+      for (const w of seg.segment(m[0])) if (w.isWordLike) out.push([w.segment, m.index + w.index]);
+    }
+    return out;
+  };
+  const lines = (rects) => new Set(Array.from(rects, (q) => Math.round(q.top))).size;
+  for (const cell of document.querySelectorAll("td, th")) {
+    const cs = getComputedStyle(cell);
+    if (cs.display !== "table-cell" || cell.closest("[hidden]")) continue;
+    const inner = cell.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+    const tw = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let t = tw.nextNode(); t; t = tw.nextNode()) {
+      const el = t.parentElement;
+      if (el.closest("svg")) continue;
+      const est = getComputedStyle(el); ctx.font = est.font;
+      const pad = el === cell ? 0 : parseFloat(est.paddingLeft) + parseFloat(est.paddingRight);
+      for (const [w, at] of words(t.data)) {
+        const need = ctx.measureText(w).width + pad;
+        // broken inside the word: a break after a hyphen is a line break of prose, and so is
+        // one between two Chinese characters of a long text (only a label keeps its words)
+        const label = t.data.trim().length <= 12;
+        const broken = (label || !cjk.test(w)) && w.split("-").some((part, k, all) => {
+          const from = at + all.slice(0, k).reduce((n, p) => n + p.length + 1, 0);
+          if (!part) return false;
+          const r = document.createRange(); r.setStart(t, from); r.setEnd(t, from + part.length);
+          return lines(r.getClientRects()) > 1;
+        });
+        if (need > inner + 1 || broken) {
+          problems.push(`column narrower (${Math.round(inner)}px) than the word "${w.slice(0, 30)}" `
+            + `(${Math.round(need)}px) in ${where(cell)}`);
+          break;
+        }
+      }
+    }
+  }
+  // 3. nothing sticks out to the right of the viewport outside a scrollable container
+  if (document.documentElement.scrollWidth > vw + 1)
+    problems.push(`page scrolls sideways: ${document.documentElement.scrollWidth}px > ${vw}px`);
+  for (const el of document.body.querySelectorAll("*")) {
+    const q = el.getBoundingClientRect();
+    if (q.width === 0 || q.right <= vw + 1 || scrolls(el)) continue;
+    if (el.closest("svg") && el.tagName.toLowerCase() !== "svg") continue;
+    problems.push(`${where(el)} ends at ${Math.round(q.right)}px, beyond the ${vw}px viewport`);
+    if (problems.length > 60) break;
+  }
+  return problems;
+}
+"""
+
+LAYOUT_PAGES = ["index.html", "matrix.html", "graph.html", "audit.html", "search.html",
+                "digest/index.html", "digest/2026-W28.html", "pr/47144.html", "pr/90001.html",
+                "pr/90011.html", "builder/TritonMLAMetadataBuilder.html",
+                "builder/SynthMetadataBuilder.html"]
+
+
+@pytest.mark.parametrize("width", [390, 1366])
+def test_layout_of_every_page_kind(browser: Any, base_url: str, tmp_path: Path,
+                                   width: int) -> None:
+    """Every page kind in both languages: no overlapping text, no table column narrower than
+    its longest word, nothing wider than a phone's screen outside a scrollable container."""
+    ctx = browser.new_context(viewport={"width": width, "height": 900}, device_scale_factor=1)
+    pg = ctx.new_page()
+    watch = Watch(pg)
+    paths = ["index.html", "404.html"] + [f"{lang}/{p}" for lang in ("zh", "en")
+                                          for p in LAYOUT_PAGES]
+    failures: dict[str, list[str]] = {}
+    for path in paths:
+        pg.goto(base_url + path)
+        pg.wait_for_load_state("load")
+        if path.endswith("graph.html"):
+            pg.wait_for_selector("#graph[data-ready='1']", timeout=15000)
+        if path.endswith("/index.html") and not path.startswith("digest"):
+            pg.wait_for_timeout(100)
+        problems = pg.evaluate(LAYOUT_JS)
+        if problems:
+            failures[path] = problems
+            pg.screenshot(path=str(tmp_path / f"{width}-{path.replace('/', '-')}.png"),
+                          full_page=True)
+    ctx.close()
+    watch.check()
+    assert not failures, "\n".join(
+        f"{p} ({width}px): " + "\n    ".join(v[:8]) for p, v in failures.items()
+    ) + f"\nscreenshots in {tmp_path}"
