@@ -14,16 +14,22 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_site_build import make_kb
+from test_site_build import make_kb, plain_record
 
+from prkb.glossary import label as glossary_label
+from prkb.graph import build_relations
+from prkb.ingest import ingest
 from prkb.profile import load_profile
+from prkb.render.i18n import gettext
 from prkb.site import links as site_links
 from prkb.site import pages as site_pages
 from prkb.site.build import build_site
+from prkb.store import Store
 
 pytestmark = pytest.mark.browser
 
@@ -53,8 +59,9 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp / "site"
 
 
-@pytest.fixture(scope="module")
-def base_url(site: Path) -> Iterator[str]:
+@contextmanager
+def serve(site: Path) -> Iterator[str]:
+    """``prkb site serve`` on a free loopback port; yields its URL."""
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "prkb.cli", "site", "serve", "-d", str(site), "--port", str(port)],
@@ -75,6 +82,12 @@ def base_url(site: Path) -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def base_url(site: Path) -> Iterator[str]:
+    with serve(site) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -403,3 +416,123 @@ def test_layout_of_every_page_kind(browser: Any, base_url: str, tmp_path: Path,
     assert not failures, "\n".join(
         f"{p} ({width}px): " + "\n    ".join(v[:8]) for p, v in failures.items()
     ) + f"\nscreenshots in {tmp_path}"
+
+
+# A dense group: a hub PR with 24 related PRs of six relation types, each also following up the
+# one before, and a second, small group (two PRs and a PR not in the knowledge base).
+HUB_TYPES = ["follow-up-of", "depends-on", "fixes-regression-from", "supersedes",
+             "alternative-to", "reverts"]
+
+
+@pytest.fixture(scope="module")
+def dense_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    tmp = tmp_path_factory.mktemp("dense")
+    profile = load_profile(None)
+    with Store(tmp / "kb.sqlite") as store:
+        ingest(store, plain_record(91000, "Hub", "2025-01-01T00:00:00Z", "ALWAYS",
+                                   "HubMetadataBuilder"), profile)
+        for i in range(1, 25):
+            rels = [{"type": HUB_TYPES[i % len(HUB_TYPES)], "target": 91000}]
+            if i > 1:
+                rels.append({"type": "follow-up-of", "target": 91000 + i - 1})
+            ingest(store, plain_record(91000 + i, f"Spoke {i} <b>x</b>", f"2025-02-{i:02d}T00:00:00Z",
+                                       "ALWAYS", f"Spoke{i}MetadataBuilder", rels), profile)
+        ingest(store, plain_record(92000, "Lone A", "2025-03-01T00:00:00Z", "ALWAYS",
+                                   "LoneMetadataBuilder"), profile)
+        ingest(store, plain_record(92001, "Lone B", "2025-03-02T00:00:00Z", "ALWAYS",
+                                   "LoneMetadataBuilder",
+                                   [{"type": "depends-on", "target": 92000},
+                                    {"type": "mentions", "target": 99999}]), profile)
+        build_relations(store, profile)
+        build_site(store, tmp / "site", profile, search=False)
+    with serve(tmp / "site") as url:
+        yield url
+
+
+GRAPH_JS = r"""
+() => {
+  const cy = document.getElementById("graph").cy;
+  const shown = cy.nodes().filter((n) => n.visible());
+  const boxes = shown.map((n) => [n.data("label"), n.boundingBox({ includeLabels: true, includeOverlays: false })]);
+  const overlaps = [];
+  for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+    const a = boxes[i][1], b = boxes[j][1];
+    if (Math.min(a.x2, b.x2) - Math.max(a.x1, b.x1) > 0.5 && Math.min(a.y2, b.y2) - Math.max(a.y1, b.y1) > 0.5)
+      overlaps.push(boxes[i][0] + " / " + boxes[j][0]);
+  }
+  const norm = (c) => c && c.replace(/\s+/g, "");
+  const color = (sel) => { const el = document.querySelector(sel); return el && norm(getComputedStyle(el).backgroundColor); };
+  return {
+    shown: shown.map((n) => n.id()).sort(), overlaps,
+    edges: cy.edges().map((e) => [e.data("type"), norm(e.style("line-color")),
+      color(`#g-legend li[data-rel="${e.data("type")}"] .swatch`)]),
+    nodes: cy.nodes().map((n) => [n.data("kind"), norm(n.style("background-color")),
+      color(`#g-legend li[data-kind="${n.data("kind")}"] .swatch`)]),
+    legend: Array.from(document.querySelectorAll("#g-legend li"),
+      (li) => [li.dataset.rel || li.dataset.kind, li.textContent.trim()]),
+    html: document.querySelectorAll("#g-legend b, #graph b").length,
+  };
+}
+"""
+
+NODE_NAMES = {"pr-merged": "merged PR", "ref-pr": "PR not in the knowledge base"}
+
+
+def largest_group(nodes: list[dict[str, Any]], edges: list[list[Any]]) -> set[str]:
+    parent = {n["id"]: n["id"] for n in nodes}
+
+    def find(x: str) -> str:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for s, t, *_ in edges:
+        parent[find(s)] = find(t)
+    groups: dict[str, set[str]] = {}
+    for n in nodes:
+        groups.setdefault(find(n["id"]), set()).add(n["id"])
+    return max(groups.values(), key=len)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_graph_legend_layout_and_largest_group(
+    browser: Any, dense_url: str, tmp_path: Path, lang: str
+) -> None:
+    """The legend names every relation type and node kind drawn, in the glossary's and the
+    catalog's words, in the colours drawn; only the largest group shows until the switch;
+    no two node labels overlap, in the dense group or with every group shown."""
+    ctx = browser.new_context(viewport={"width": 1366, "height": 900})
+    pg = ctx.new_page()
+    watch = Watch(pg)
+    pg.goto(dense_url + f"{lang}/graph.html")
+    pg.wait_for_selector("#graph[data-ready='1']", timeout=15000)
+    data = pg.evaluate("fetch('graph.json').then(r => r.json())")
+    got = pg.evaluate(GRAPH_JS)
+    pg.screenshot(path=str(tmp_path / f"graph-{lang}.png"), full_page=True)
+    legend = dict(got["legend"])
+    types = {e[2] for e in data["edges"]}
+    assert len(types) == 7
+    for t in types:  # the glossary's name of each relation type, in the page's language
+        assert legend.get(t) == glossary_label("relations", t, lang), (t, legend)
+    for kind, msgid in NODE_NAMES.items():
+        assert legend.get(kind) == gettext(lang, msgid), (kind, legend)
+    assert set(legend) == types | set(NODE_NAMES)
+    if lang == "zh":
+        assert legend["ref-pr"] != NODE_NAMES["ref-pr"]  # translated, not the msgid
+    for kind, drawn, swatch in got["edges"] + got["nodes"]:
+        assert swatch is not None and drawn == swatch, (kind, drawn, swatch)
+    assert len({c for _, c, _ in got["edges"]}) == len(types)  # one colour per type
+    assert got["html"] == 0  # a title's <b> is text on the canvas, never an element
+    biggest = largest_group(data["nodes"], data["edges"])
+    assert len(biggest) == 25 < len(data["nodes"])
+    assert set(got["shown"]) == biggest
+    assert not got["overlaps"], got["overlaps"][:10]
+    pg.check("#g-all")
+    got = pg.evaluate(GRAPH_JS)
+    assert len(got["shown"]) == len(data["nodes"])
+    assert not got["overlaps"], got["overlaps"][:10]
+    pg.uncheck("#g-all")
+    assert set(pg.evaluate(GRAPH_JS)["shown"]) == biggest
+    ctx.close()
+    watch.check()
