@@ -291,9 +291,13 @@ LAYOUT_JS = r"""
     + (el.classList.length ? "." + Array.from(el.classList).join(".") : "");
   const where = (el) => { const p = []; for (let e = el; e && e !== document.body && p.length < 4;
     e = e.parentElement) p.unshift(name(e)); return p.join(" > "); };
-  const scrolls = (el) => { for (let e = el.parentElement; e && e !== document.body; e = e.parentElement) {
-      const o = getComputedStyle(e).overflowX; if (o === "auto" || o === "scroll") return e; }
-    return null; };
+  const scrolls = (el) => {
+    for (let e = el.parentElement; e && e !== document.body; e = e.parentElement) {
+      const o = getComputedStyle(e).overflowX;
+      if (o === "auto" || o === "scroll") return e;
+    }
+    return null;
+  };
   // 1. text boxes: one rect per line of each visible text node, clipped to its scroll container
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   const boxes = [];
@@ -307,11 +311,15 @@ LAYOUT_JS = r"""
     const clip = scrolls(el); const c = clip ? clip.getBoundingClientRect() : null;
     for (const q of r.getClientRects()) {
       let x0 = q.left, x1 = q.right, y0 = q.top, y1 = q.bottom;
-      if (c) { x0 = Math.max(x0, c.left); x1 = Math.min(x1, c.right); y0 = Math.max(y0, c.top); y1 = Math.min(y1, c.bottom); }
+      if (c) {
+        x0 = Math.max(x0, c.left); x1 = Math.min(x1, c.right);
+        y0 = Math.max(y0, c.top); y1 = Math.min(y1, c.bottom);
+      }
       if (x1 - x0 < 1 || y1 - y0 < 1) continue;
       boxes.push({ x0, x1, y0, y1, el, text: t.data.trim().slice(0, 30) });
       if (!clip && q.right > vw + 1)
-        problems.push(`text "${t.data.trim().slice(0, 30)}" (${where(el)}) ends at ${Math.round(q.right)}px, beyond the ${vw}px viewport`);
+        problems.push(`text "${t.data.trim().slice(0, 30)}" (${where(el)}) ends at `
+          + `${Math.round(q.right)}px, beyond the ${vw}px viewport`);
     }
   }
   boxes.sort((a, b) => a.y0 - b.y0);
@@ -321,8 +329,10 @@ LAYOUT_JS = r"""
     for (let j = i + 1; j < boxes.length && boxes[j].y0 < a.y1 - tol; j++) {
       const b = boxes[j];
       if (a.el === b.el) continue;
-      if (Math.min(a.x1, b.x1) - Math.max(a.x0, b.x0) > tol && Math.min(a.y1, b.y1) - Math.max(a.y0, b.y0) > tol)
-        problems.push(`text overlaps: "${a.text}" (${where(a.el)}) and "${b.text}" (${where(b.el)})`);
+      if (Math.min(a.x1, b.x1) - Math.max(a.x0, b.x0) > tol
+          && Math.min(a.y1, b.y1) - Math.max(a.y0, b.y0) > tol)
+        problems.push(`text overlaps: "${a.text}" (${where(a.el)}) and "${b.text}" `
+          + `(${where(b.el)})`);
     }
   }
   // 2. table columns at least as wide as their longest word: a run of letters, digits and
@@ -361,8 +371,8 @@ LAYOUT_JS = r"""
           return lines(r.getClientRects()) > 1;
         });
         if (need > inner + 1 || broken) {
-          problems.push(`column narrower (${Math.round(inner)}px) than the word "${w.slice(0, 30)}" `
-            + `(${Math.round(need)}px) in ${where(cell)}`);
+          problems.push(`column narrower (${Math.round(inner)}px) than the word `
+            + `"${w.slice(0, 30)}" (${Math.round(need)}px) in ${where(cell)}`);
           break;
         }
       }
@@ -435,8 +445,9 @@ def dense_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             rels = [{"type": HUB_TYPES[i % len(HUB_TYPES)], "target": 91000}]
             if i > 1:
                 rels.append({"type": "follow-up-of", "target": 91000 + i - 1})
-            ingest(store, plain_record(91000 + i, f"Spoke {i} <b>x</b>", f"2025-02-{i:02d}T00:00:00Z",
-                                       "ALWAYS", f"Spoke{i}MetadataBuilder", rels), profile)
+            ingest(store, plain_record(91000 + i, f"Spoke {i} <b>x</b>",
+                                       f"2025-02-{i:02d}T00:00:00Z", "ALWAYS",
+                                       f"Spoke{i}MetadataBuilder", rels), profile)
         ingest(store, plain_record(92000, "Lone A", "2025-03-01T00:00:00Z", "ALWAYS",
                                    "LoneMetadataBuilder"), profile)
         ingest(store, plain_record(92001, "Lone B", "2025-03-02T00:00:00Z", "ALWAYS",
@@ -453,15 +464,20 @@ GRAPH_JS = r"""
 () => {
   const cy = document.getElementById("graph").cy;
   const shown = cy.nodes().filter((n) => n.visible());
-  const boxes = shown.map((n) => [n.data("label"), n.boundingBox({ includeLabels: true, includeOverlays: false })]);
+  const boxes = shown.map((n) => [n.data("label"),
+    n.boundingBox({ includeLabels: true, includeOverlays: false })]);
   const overlaps = [];
   for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
     const a = boxes[i][1], b = boxes[j][1];
-    if (Math.min(a.x2, b.x2) - Math.max(a.x1, b.x1) > 0.5 && Math.min(a.y2, b.y2) - Math.max(a.y1, b.y1) > 0.5)
+    if (Math.min(a.x2, b.x2) - Math.max(a.x1, b.x1) > 0.5
+        && Math.min(a.y2, b.y2) - Math.max(a.y1, b.y1) > 0.5)
       overlaps.push(boxes[i][0] + " / " + boxes[j][0]);
   }
   const norm = (c) => c && c.replace(/\s+/g, "");
-  const color = (sel) => { const el = document.querySelector(sel); return el && norm(getComputedStyle(el).backgroundColor); };
+  const color = (sel) => {
+    const el = document.querySelector(sel);
+    return el && norm(getComputedStyle(el).backgroundColor);
+  };
   return {
     shown: shown.map((n) => n.id()).sort(), overlaps,
     edges: cy.edges().map((e) => [e.data("type"), norm(e.style("line-color")),
