@@ -316,7 +316,8 @@ def _graph_context(fixed: dict[str, Any], graph: _Lazy) -> dict[str, Any]:
     rows = [{"s": s, "t": t, "type": type_, "conf": conf}
             for s, t, type_, conf in edges[:GRAPH_ROWS]]
     return {**fixed, "nodes": nodes, "edges": rows, "total_edges": len(edges),
-            "byid": {n["id"]: n for n in nodes}}
+            "byid": {n["id"]: n for n in nodes},
+            "relation_types": sorted({e[2] for e in edges})}  # of all edges, for the legend
 
 
 def _graph_body(graph: _Lazy) -> bytes:

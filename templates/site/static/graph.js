@@ -1,36 +1,74 @@
 // The explorable PR graph: cytoscape (vendored), data from graph.json next to the page.
+// Colours come from the legend's swatches (site.css), so the legend and the drawing agree.
+// Labels are plain text drawn on the canvas: a PR title never becomes HTML.
 "use strict";
 (function () {
   const box = document.getElementById("graph");
   if (!box || typeof cytoscape !== "function") return;
   const here = box.dataset.here || "";
-  const colors = { "fixes-regression-from": "#b42318", "depends-on": "#2457c5", "follow-up-of": "#2f9e5b",
-    "supersedes": "#7b4fc9", "alternative-to": "#e39b2d", "reverts": "#8a1c12",
-    "modifies-declaration-of": "#5f6b7a", "mentions": "#b8c0cc" };
+  const swatch = (sel, fallback) => {
+    const el = document.querySelector(sel);
+    return el ? getComputedStyle(el).backgroundColor : fallback;
+  };
+  const kindOf = (n) => (n.slug ? "pr-" + (n.state || "") : "ref-" + n.kind);
   fetch(box.dataset.src).then((r) => r.json()).then((data) => {
     const elements = [];
+    const kindColor = {};
+    const relColor = {};
     for (const n of data.nodes) {
-      elements.push({ data: { id: n.id, label: n.label, title: n.title, kind: n.kind, state: n.state || "",
+      const kind = kindOf(n);
+      if (!(kind in kindColor)) {
+        const li = document.querySelector(`#g-legend li[data-kind="${CSS.escape(kind)}"] .swatch`);
+        kindColor[kind] = li ? getComputedStyle(li).backgroundColor : swatch(".kind-other", "#dfe3e8");
+      }
+      elements.push({ data: { id: n.id, label: n.label, title: n.title, kind: kind, color: kindColor[kind],
         href: n.slug ? here + "pr/" + encodeURIComponent(n.slug) + ".html" : "" } });
     }
     data.edges.forEach((e, i) => {  // [source, target, type, confidence]
-      elements.push({ data: { id: "e" + i, source: e[0], target: e[1], type: e[2],
-        color: colors[e[2]] || "#5f6b7a" } });
+      if (!(e[2] in relColor)) {
+        const li = document.querySelector(`#g-legend li[data-rel="${CSS.escape(e[2])}"] .swatch`);
+        relColor[e[2]] = li ? getComputedStyle(li).backgroundColor : "#5f6b7a";
+      }
+      elements.push({ data: { id: "e" + i, source: e[0], target: e[1], type: e[2], color: relColor[e[2]] } });
     });
     const cy = cytoscape({
-      container: box, elements: elements, minZoom: 0.1, maxZoom: 4,
+      container: box, elements: elements, minZoom: 0.05, maxZoom: 4,
       style: [
-        { selector: "node", style: { "label": "data(label)", "font-size": 11, "background-color": "#3f7fd6",
-          "color": "#1d2430", "text-valign": "bottom", "text-margin-y": 3, "width": 18, "height": 18 } },
-        { selector: "node[state = 'open']", style: { "background-color": "#2f9e5b" } },
-        { selector: "node[state = 'closed']", style: { "background-color": "#b42318" } },
-        { selector: "node[href = '']", style: { "background-color": "#c5ccd6", "shape": "round-rectangle" } },
+        { selector: "node", style: { "label": "data(label)", "font-size": 11, "background-color": "data(color)",
+          "border-width": 1, "border-color": "#5f6b7a", "color": "#1d2430", "text-valign": "bottom",
+          "text-margin-y": 3, "width": 16, "height": 16, "min-zoomed-font-size": 6,
+          "text-background-color": "#fbfcfd", "text-background-opacity": 0.85, "text-background-padding": 1 } },
+        { selector: "node[href = '']", style: { "shape": "round-rectangle" } },
         { selector: "edge", style: { "width": 1.6, "line-color": "data(color)", "target-arrow-color": "data(color)",
           "target-arrow-shape": "triangle", "curve-style": "bezier", "arrow-scale": 0.9 } },
         { selector: ".faded", style: { "opacity": 0.12 } },
+        { selector: ".off", style: { "display": "none" } },
       ],
-      layout: { name: data.nodes.length > 400 ? "grid" : "cose", animate: false, randomize: false },
     });
+    // the largest connected group of PRs is shown first; the others behind a switch
+    const groups = cy.elements().components().sort((a, b) => b.nodes().length - a.nodes().length);
+    const all = document.getElementById("g-all");
+    // A layered layout: each group in rows by the direction of its relations, every node
+    // (with its label) in a cell of its own, so labels never overlap however dense a group.
+    const layout = () => {
+      const shown = cy.elements().not(".off");
+      shown.layout({ name: "breadthfirst", directed: true, avoidOverlap: true,
+        nodeDimensionsIncludeLabels: true, spacingFactor: 1.05, padding: 20, animate: false,
+        roots: shown.nodes().roots().length ? shown.nodes().roots() : undefined }).run();
+      cy.fit(shown, 30);
+    };
+    const show = () => {
+      cy.batch(() => {
+        cy.elements().removeClass("off");
+        if (!(all && all.checked)) groups.slice(1).forEach((g) => g.addClass("off"));
+      });
+      layout();
+    };
+    if (all) {
+      if (groups.length < 2) all.closest("label").hidden = true;
+      all.addEventListener("change", show);
+    }
+    show();
     cy.on("tap", "node", (ev) => {
       const href = ev.target.data("href");
       if (href) window.location.assign(href);
@@ -48,7 +86,8 @@
       for (const r of rows) r.hidden = !!t && r.dataset.type !== t;
     });
     const fit = document.getElementById("g-fit");
-    if (fit) fit.addEventListener("click", () => cy.fit(undefined, 30));
+    if (fit) fit.addEventListener("click", () => cy.fit(cy.elements().not(".off"), 30));
+    box.cy = cy;  // for the browser tests
     box.dataset.ready = "1";
   }).catch(() => { box.dataset.ready = "error"; });
 })();
