@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 from ghserver import FakeGitHub, fixture_repo
+from githistory import history_with_level_changes
 from gitrepo import GitRepoBuilder
-from test_git_collect import history_with_level_changes
 
 KILLS = 20
 REPO = "vllm-project/vllm"
