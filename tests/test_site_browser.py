@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_site_build import make_kb
+from sitekb import make_kb
 
 from prkb.profile import load_profile
 from prkb.site import links as site_links
