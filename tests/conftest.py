@@ -215,3 +215,11 @@ def site_kb(tmp_path: Path) -> Iterator[Any]:
     with make_kb(tmp_path / "kb.sqlite") as store:
         yield store
 
+
+@pytest.fixture
+def digest_db(tmp_path: Path) -> Path:
+    """The digest tests' knowledge base (:func:`digestkb.digest_kb`: PRs inside, before and
+    after 2026-W21, one relation) in ``tmp_path/kb.sqlite``; its path."""
+    from digestkb import digest_kb
+
+    return digest_kb(tmp_path)
