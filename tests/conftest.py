@@ -17,6 +17,7 @@ import os
 import random
 import re
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -202,3 +203,23 @@ def bundled(tmp_path: Path) -> Any:
         import_jsonl(st, snap, profile)
     build_relations(st, profile)
     return st
+
+
+@pytest.fixture
+def site_kb(tmp_path: Path) -> Iterator[Any]:
+    """The site tests' knowledge base (:func:`sitekb.make_kb`: curated seeds, a hostile PR, two
+    synthetic PRs, relations built) in ``tmp_path/kb.sqlite``; an open
+    :class:`prkb.store.Store`, closed after the test."""
+    from sitekb import make_kb
+
+    with make_kb(tmp_path / "kb.sqlite") as store:
+        yield store
+
+
+@pytest.fixture
+def digest_db(tmp_path: Path) -> Path:
+    """The digest tests' knowledge base (:func:`digestkb.digest_kb`: PRs inside, before and
+    after 2026-W21, one relation) in ``tmp_path/kb.sqlite``; its path."""
+    from digestkb import digest_kb
+
+    return digest_kb(tmp_path)

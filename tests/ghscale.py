@@ -18,6 +18,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterator, MutableMapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ghgraphql import pr_state
@@ -34,6 +35,11 @@ from ghserver import (
     make_pr,
     plain_patch,
 )
+from gitrepo import GitRepoBuilder
+
+from prkb.collect.git import collect_git
+from prkb.profile import load_profile
+from prkb.store import Store
 
 FIRST = 10_000
 DAYS = 700  # the span of creation dates
@@ -246,3 +252,25 @@ def make_alternative(repo: ScaledRepo) -> tuple[int, int, int]:
     pr = repo.prs[closed]
     pr["state"], pr["merged_at"], pr["closed_at"] = "closed", None, pr["updated_at"]
     return closed, fix, culprit
+
+
+
+# --- a small world for the git-assisted GitHub tests -------------------------------------------
+
+
+class World:
+    """A scaled repository of 900 PRs written as git history and collected from git into a
+    knowledge base under ``root``: what `collect github` then completes."""
+
+    def __init__(self, root: Path) -> None:
+        self.repo: ScaledRepo = scaled_repo(total=900, touching=12, touching_unmerged=3, seed=4)
+        self.closed, self.fix, self.culprit = make_alternative(self.repo)
+        self.git = GitRepoBuilder.init(root / "src")
+        self.shas = write_history(self.repo, self.git)
+        self.db = root / "kb.sqlite"
+        with Store(self.db) as store:
+            collect_git(store, str(self.git.path), load_profile(), quiet=True, warn=lambda m: None)
+
+    @property
+    def kept(self) -> set[int]:
+        return self.repo.touching | self.repo.touching_unmerged

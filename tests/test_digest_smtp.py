@@ -9,8 +9,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from digestkb import WEEK, ZH_TITLE, digest_kb
 from smtpserver import PASSWORD, USER, free_port, make_ca, smtp_server
-from test_digest import WEEK, ZH_TITLE, digest_kb
 
 from prkb.cli import main
 

@@ -19,9 +19,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from ghgraphql import require_schema
-from ghscale import ScaledRepo, make_alternative, scaled_repo, write_history
+from ghscale import World
 from ghserver import FakeGitHub
-from gitrepo import GitRepoBuilder
 
 from prkb.collect.git import collect_git
 from prkb.collect.github import GithubStats
@@ -36,21 +35,6 @@ TOKEN = "ghp_" + "KbG1t" * 8
 @pytest.fixture(autouse=True)
 def _schema() -> None:
     require_schema()
-
-
-class World:
-    def __init__(self, root: Path) -> None:
-        self.repo: ScaledRepo = scaled_repo(total=900, touching=12, touching_unmerged=3, seed=4)
-        self.closed, self.fix, self.culprit = make_alternative(self.repo)
-        self.git = GitRepoBuilder.init(root / "src")
-        self.shas = write_history(self.repo, self.git)
-        self.db = root / "kb.sqlite"
-        with Store(self.db) as store:
-            collect_git(store, str(self.git.path), load_profile(), quiet=True, warn=lambda m: None)
-
-    @property
-    def kept(self) -> set[int]:
-        return self.repo.touching | self.repo.touching_unmerged
 
 
 @pytest.fixture()

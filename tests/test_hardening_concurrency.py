@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
+from githistory import history_with_level_changes
 from gitrepo import GitRepoBuilder
-from test_git_collect import history_with_level_changes
 
 from prkb.store import Store
 

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 from ghserver import FakeGitHub, fixture_repo
+from githistory import history_with_level_changes
 from gitrepo import GitRepoBuilder
-from test_git_collect import history_with_level_changes
 
 KILLS = 20
 REPO = "vllm-project/vllm"
@@ -209,7 +209,7 @@ def test_sigkill_collect_github_from_git_resumes_to_the_clean_result(tmp_path: P
     import shutil
 
     from ghgraphql import require_schema
-    from test_github_kb import World
+    from ghscale import World
 
     require_schema()
     rng = random.Random(fault_seed + 2)

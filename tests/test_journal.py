@@ -6,11 +6,12 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+from kbrecords import github_pr
+
 from prkb.graph import build_relations
 from prkb.ingest import ingest
 from prkb.profile import load_profile
 from prkb.store import MIGRATIONS, Store
-from tests.test_kb import record
 
 PROFILE = load_profile(None)
 
@@ -19,7 +20,7 @@ def test_an_ingest_names_its_pr_node_and_builder_class(tmp_path: Path) -> None:
     with Store(tmp_path / "kb.sqlite") as store:
         start = store.change_cursor()
         assert start[0] > 0 and start[1]  # the migration's first row
-        rec = record(101)
+        rec = github_pr(101)
         rec["prkb"] = {"builder_levels": [{"class": "RocmAttentionMetadataBuilder",
                                            "file": "vllm/x.py", "declared": "ALWAYS",
                                            "effective": "ALWAYS"}]}
@@ -49,15 +50,15 @@ def test_an_ingest_names_its_pr_node_and_builder_class(tmp_path: Path) -> None:
 
 def test_recomputed_relations_write_only_what_changed(tmp_path: Path) -> None:
     with Store(tmp_path / "kb.sqlite") as store:
-        ingest(store, record(201), PROFILE)
-        ingest(store, record(202, body="Follow-up to #201."), PROFILE)
+        ingest(store, github_pr(201), PROFILE)
+        ingest(store, github_pr(202, body="Follow-up to #201."), PROFILE)
         build_relations(store, PROFILE)
         assert store.conn.execute("SELECT count(*) FROM relations").fetchone()[0] > 0
         cursor = store.change_cursor()
         build_relations(store, PROFILE)
         assert store.change_cursor() == cursor
-        ingest(store, record(203, body="Fixes a regression from #202.",
-                             updated_at="2026-03-02T00:00:00Z"), PROFILE)
+        ingest(store, github_pr(203, body="Fixes a regression from #202.",
+                                updated_at="2026-03-02T00:00:00Z"), PROFILE)
         build_relations(store, PROFILE)
         changed = store.changes_since(cursor)
         assert changed is not None
@@ -68,13 +69,13 @@ def test_recomputed_relations_write_only_what_changed(tmp_path: Path) -> None:
 def test_a_cursor_from_another_history_is_refused(tmp_path: Path) -> None:
     a_path, b_path = tmp_path / "a.sqlite", tmp_path / "b.sqlite"
     with Store(a_path) as a:
-        ingest(a, record(301), PROFILE)
+        ingest(a, github_pr(301), PROFILE)
     shutil.copy(a_path, b_path)
     with Store(a_path) as a, Store(b_path) as b:
         shared = a.change_cursor()
         assert b.changes_since(shared) is not None  # the copy shares this much history
-        ingest(a, record(302), PROFILE)
-        ingest(b, record(303), PROFILE)
+        ingest(a, github_pr(302), PROFILE)
+        ingest(b, github_pr(303), PROFILE)
         later_a = a.change_cursor()
         assert later_a[0] == b.change_cursor()[0]  # same sequence number, other changes
         assert b.changes_since(later_a) is None
@@ -108,12 +109,12 @@ def test_a_knowledge_base_from_before_the_journal_is_migrated(tmp_path: Path) ->
 
 def test_pruning_keeps_the_newest_rows_and_refuses_older_cursors(tmp_path: Path) -> None:
     with Store(tmp_path / "kb.sqlite") as store:
-        ingest(store, record(401), PROFILE)
+        ingest(store, github_pr(401), PROFILE)
         old = store.change_cursor()
         for n in range(402, 408):
-            ingest(store, record(n), PROFILE)
+            ingest(store, github_pr(n), PROFILE)
         recent = store.change_cursor()
-        ingest(store, record(408), PROFILE)
+        ingest(store, github_pr(408), PROFILE)
         gone = store.prune_journal(keep=3)
         assert gone > 0
         assert store.conn.execute("SELECT count(*) FROM kb_journal").fetchone()[0] == 3

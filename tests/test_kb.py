@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from kbrecords import github_pr
+
 from prkb.collect.snapshot import import_jsonl
 from prkb.ingest import ingest
 from prkb.paths import data_dir
@@ -29,33 +31,6 @@ def run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None):
     )
 
 
-def record(number: int, **kw: object) -> dict[str, object]:
-    rec: dict[str, object] = {
-        "number": number,
-        "title": f"[ROCm] change {number}",
-        "state": "merged",
-        "merged_at": "2026-03-01T10:00:00Z",
-        "updated_at": "2026-03-01T10:00:00Z",
-        "user": {"login": "dev"},
-        "files": [
-            {
-                "filename": "vllm/v1/attention/backends/rocm_attn.py",
-                "status": "modified",
-                "additions": 1,
-                "deletions": 1,
-                "patch": (
-                    "@@ -10,3 +10,3 @@ class RocmAttentionMetadataBuilder(Base):\n"
-                    "-    _cudagraph_support = AttentionCGSupport.UNIFORM_BATCH\n"
-                    "+    _cudagraph_support = AttentionCGSupport.ALWAYS\n"
-                ),
-            }
-        ],
-        "source": "github",
-    }
-    rec.update(kw)
-    return rec
-
-
 def test_schema_is_migrated_by_name_in_wal_mode(tmp_path):
     store = Store(tmp_path / "kb.sqlite")
     assert store.applied_migrations() == [name for name, _ in MIGRATIONS]
@@ -68,14 +43,14 @@ def test_schema_is_migrated_by_name_in_wal_mode(tmp_path):
 
 def test_import_is_idempotent_and_reports_bad_lines(tmp_path):
     snap = tmp_path / "snap.jsonl"
-    good = [record(1), record(2)]
+    good = [github_pr(1), github_pr(2)]
     lines = [
         json.dumps(good[0]),
         "{not json",
         json.dumps({"number": "abc", "title": "x"}),
         json.dumps({"title": "no number"}),
         json.dumps(good[1]),
-        json.dumps({**record(3), "files": "nope"}),
+        json.dumps({**github_pr(3), "files": "nope"}),
     ]
     snap.write_text("\n".join(lines) + "\n", encoding="utf-8")
     store = Store(tmp_path / "kb.sqlite")
@@ -95,10 +70,10 @@ def test_import_is_idempotent_and_reports_bad_lines(tmp_path):
 def test_newer_updated_at_wins_and_older_is_ignored(tmp_path):
     store = Store(tmp_path / "kb.sqlite")
     profile = load_profile()
-    assert ingest(store, record(5), profile).outcome == "new"
-    newer = record(5, title="[ROCm] newer", updated_at="2026-03-02T00:00:00Z")
+    assert ingest(store, github_pr(5), profile).outcome == "new"
+    newer = github_pr(5, title="[ROCm] newer", updated_at="2026-03-02T00:00:00Z")
     assert ingest(store, newer, profile).outcome == "updated"
-    older = record(5, title="[ROCm] older", updated_at="2026-02-01T00:00:00Z")
+    older = github_pr(5, title="[ROCm] older", updated_at="2026-02-01T00:00:00Z")
     assert ingest(store, older, profile).outcome == "older"
     assert store.pr_facts(5)["title"] == "[ROCm] newer"
     assert store.conn.execute("SELECT count(*) FROM prs").fetchone()[0] == 1
@@ -106,7 +81,7 @@ def test_newer_updated_at_wins_and_older_is_ignored(tmp_path):
 
 def test_patch_analysis_gives_per_class_facts_and_tags(tmp_path):
     store = Store(tmp_path / "kb.sqlite")
-    ingest(store, record(7), load_profile())
+    ingest(store, github_pr(7), load_profile())
     facts = store.pr_facts(7)
     assert facts["symbol_changes"] == [
         {
@@ -231,8 +206,8 @@ def test_export_leaves_an_existing_file_alone_without_force(tmp_path):
 def test_import_exits_1_when_a_line_fails_and_still_stores_the_good_ones(tmp_path):
     mixed = tmp_path / "mixed.jsonl"
     mixed.write_text(
-        json.dumps(record(11)) + "\n" + '{"number": 12, "title": "cut off\n'
-        + json.dumps(record(13)) + "\n",
+        json.dumps(github_pr(11)) + "\n" + '{"number": 12, "title": "cut off\n'
+        + json.dumps(github_pr(13)) + "\n",
         encoding="utf-8",
     )
     db = str(tmp_path / "kb.sqlite")
@@ -249,7 +224,7 @@ def test_import_exits_1_when_a_line_fails_and_still_stores_the_good_ones(tmp_pat
     assert rows == [("11",), ("13",)]
 
     good = tmp_path / "good.jsonl"
-    good.write_text(json.dumps(record(11)) + "\n" + json.dumps(record(13)) + "\n",
+    good.write_text(json.dumps(github_pr(11)) + "\n" + json.dumps(github_pr(13)) + "\n",
                     encoding="utf-8")
     clean = run("--db", str(tmp_path / "clean.sqlite"), "-q", "import", str(good))
     assert clean.returncode == 0, clean.stderr
@@ -275,7 +250,7 @@ def test_ingest_all_writes_each_cursor_with_its_record_and_the_last_after_relati
     refused: list[object] = []
 
     def items():
-        yield Collected(record(5), [StateUpdate("t", "s", "pr:5", "a")], tag=5)
+        yield Collected(github_pr(5), [StateUpdate("t", "s", "pr:5", "a")], tag=5)
         yield Collected(None, [StateUpdate("t", "s", "pr:none", "a")], tag="null")
         yield Collected.only_cursor([StateUpdate("t", "s", "listed", "yes")])
         yield Collected.only_cursor([StateUpdate("t", "s", "tip", "end")], after_relations=True)
@@ -294,7 +269,7 @@ def test_ingest_all_writes_each_cursor_with_its_record_and_the_last_after_relati
     assert counts.relations is not None and store.get_state("t", "s", "tip") == "end"
 
     # nothing changed: "changed" does not rebuild; a failed rebuild leaves the last cursor
-    again = ingest_all(store, [Collected(record(5))], profile, relations="changed")
+    again = ingest_all(store, [Collected(github_pr(5))], profile, relations="changed")
     assert (again.unchanged, again.relations) == (1, None)
 
     def broken(*_a: object) -> None:
@@ -303,7 +278,7 @@ def test_ingest_all_writes_each_cursor_with_its_record_and_the_last_after_relati
     monkeypatch.setattr(prkb.graph, "build_relations", broken)
     with pytest.raises(RuntimeError):
         ingest_all(store, [
-            Collected(record(6), [StateUpdate("t", "s", "pr:6", "b")]),
+            Collected(github_pr(6), [StateUpdate("t", "s", "pr:6", "b")]),
             Collected.only_cursor([StateUpdate("t", "s", "tip", "later")], after_relations=True),
         ], profile)
     assert store.get_state("t", "s", "pr:6") == "b"

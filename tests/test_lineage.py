@@ -3,12 +3,12 @@ alternatives; and the ``prkb timeline`` / ``prkb lineage`` commands."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from kbrecords import FILE, change, record, sha
 
 from prkb.cli import main
 from prkb.graph import build_relations
@@ -26,41 +26,6 @@ from prkb.profile import load_profile
 from prkb.store import Store
 
 PROFILE = load_profile()
-FILE = "vllm/v1/attention/backends/foo_attn.py"
-
-
-def sha(n: int) -> str:
-    return hashlib.sha1(str(n).encode()).hexdigest()
-
-
-def change(attr: str, before: str | None, after: str | None, direction: str,
-           cls: str = "FooBuilder", before_attr: str | None = None) -> dict[str, Any]:
-    return {"file": FILE, "class": cls, "attr": attr, "before": before, "after": after,
-            "direction": direction, "before_attr": before_attr}
-
-
-def record(number: int, title: str, date: str | None, *, state: str = "merged",
-           changes: list[dict[str, Any]] | None = None, body: str = "",
-           lineage: list[dict[str, Any]] | None = None,
-           levels: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    prkb: dict[str, Any] = {"symbol_changes": changes or []}
-    if lineage is not None:
-        prkb["lineage"] = lineage
-    if levels is not None:
-        prkb["builder_levels"] = levels
-    return {
-        "number": number,
-        "title": title,
-        "body": body,
-        "state": state,
-        "created_at": date,
-        "merged_at": date if state == "merged" else None,
-        "closed_at": date if state != "open" else None,
-        "merge_commit_sha": sha(number) if state == "merged" else None,
-        "files": [{"filename": FILE, "status": "modified"}],
-        "source": "git" if lineage is not None else "github",
-        "prkb": prkb,
-    }
 
 
 HISTORY = [

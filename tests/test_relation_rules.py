@@ -3,9 +3,10 @@ culprit, a closed PR fixes nothing, a newer PR supersedes an older closed one.""
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
+
+from kbrecords import FILE, change, march, record, sha
 
 from prkb.graph import build_relations
 from prkb.graph.lineage import lineage_relations
@@ -14,37 +15,7 @@ from prkb.profile import load_profile
 from prkb.store import Store
 
 PROFILE = load_profile()
-FILE = "vllm/v1/attention/backends/foo_attn.py"
 SNAPSHOTS = Path(__file__).resolve().parent.parent / "data" / "snapshots"
-
-
-def sha(n: int) -> str:
-    return hashlib.sha1(f"rel-{n}".encode()).hexdigest()
-
-
-def change(cls: str, before: str | None, after: str | None, direction: str,
-           attr: str = "_cudagraph_support") -> dict[str, Any]:
-    return {"file": FILE, "class": cls, "attr": attr, "before": before, "after": after,
-            "direction": direction, "before_attr": None}
-
-
-def record(number: int, title: str, day: int, *, state: str = "merged", body: str = "",
-           changes: list[dict[str, Any]] | None = None,
-           lineage: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    date = f"2026-03-{day:02d}T00:00:00Z"
-    prkb: dict[str, Any] = {"symbol_changes": changes or []}
-    if lineage is not None:
-        prkb["lineage"] = lineage
-    return {
-        "number": number, "title": title, "body": body, "state": state,
-        "created_at": date,
-        "merged_at": date if state == "merged" else None,
-        "closed_at": date if state != "open" else None,
-        "merge_commit_sha": sha(number) if state == "merged" else None,
-        "files": [{"filename": FILE, "status": "modified"}],
-        "source": "git" if lineage is not None else "github",
-        "prkb": prkb,
-    }
 
 
 def blamed(n: int, **extra: Any) -> dict[str, Any]:
@@ -68,37 +39,37 @@ def rows(st: Store) -> dict[tuple[str, str], tuple[str, str, float, str]]:
 # --- 1. a blamed line is evidence of lineage, not of a regression ------------------------------
 
 LINEAGE = [
-    record(10, "[Perf] Foo: uniform batch", 1,
-           changes=[change("FooBuilder", None, "UNIFORM_BATCH", "added")]),
-    record(11, "[Misc] Foo: rename the attribute", 2,
-           changes=[change("FooBuilder", "UNIFORM_BATCH", "UNIFORM_BATCH", "renamed")]),
+    record(10, "[Perf] Foo: uniform batch", march(1),
+           changes=[change("_cudagraph_support", None, "UNIFORM_BATCH", "added")]),
+    record(11, "[Misc] Foo: rename the attribute", march(2),
+           changes=[change("_cudagraph_support", "UNIFORM_BATCH", "UNIFORM_BATCH", "renamed")]),
     # lowers the level #10 added, and the blamed line is the declaration #10 wrote
-    record(20, "[Bugfix] Foo: lower the level", 20,
-           changes=[change("FooBuilder", "UNIFORM_BATCH", "UNIFORM_SINGLE_TOKEN_DECODE",
+    record(20, "[Bugfix] Foo: lower the level", march(20),
+           changes=[change("_cudagraph_support", "UNIFORM_BATCH", "UNIFORM_SINGLE_TOKEN_DECODE",
                            "lowered")],
            lineage=[blamed(10, decl=True, kind="semantic")]),
     # a fix title and a blamed line that is not a declaration: only lineage
-    record(30, "[Bugfix] fix a crash in Foo", 21, lineage=[blamed(10, decl=False)]),
+    record(30, "[Bugfix] fix a crash in Foo", march(21), lineage=[blamed(10, decl=False)]),
     # lowers, but the collector did not say the line is a declaration (older records)
-    record(40, "[Bugfix] Foo: lower again", 22,
-           changes=[change("FooBuilder", "UNIFORM_BATCH", "UNIFORM_SINGLE_TOKEN_DECODE",
+    record(40, "[Bugfix] Foo: lower again", march(22),
+           changes=[change("_cudagraph_support", "UNIFORM_BATCH", "UNIFORM_SINGLE_TOKEN_DECODE",
                            "lowered")],
            lineage=[blamed(10)]),
     # the blamed declaration belongs to #10's class, the lowered one is another class
-    record(50, "[Bugfix] Bar: lower", 23,
-           changes=[change("BarBuilder", "UNIFORM_BATCH", "UNIFORM_SINGLE_TOKEN_DECODE",
-                           "lowered")],
+    record(50, "[Bugfix] Bar: lower", march(23),
+           changes=[change("_cudagraph_support", "UNIFORM_BATCH", "UNIFORM_SINGLE_TOKEN_DECODE",
+                           "lowered", cls="BarBuilder")],
            lineage=[blamed(10, decl=True)]),
     # the blamed declaration was last touched by a rename, which raised nothing
-    record(60, "[Bugfix] Foo: lower after the rename", 24,
-           changes=[change("FooBuilder", "UNIFORM_BATCH", "UNIFORM_SINGLE_TOKEN_DECODE",
+    record(60, "[Bugfix] Foo: lower after the rename", march(24),
+           changes=[change("_cudagraph_support", "UNIFORM_BATCH", "UNIFORM_SINGLE_TOKEN_DECODE",
                            "lowered")],
            lineage=[blamed(11, decl=True, kind="semantic")]),
     # reformatted or renamed lines link nothing, whatever else the entry says
-    record(70, "[Bugfix] Foo: tidy", 25,
+    record(70, "[Bugfix] Foo: tidy", march(25),
            lineage=[blamed(10, decl=True, kind="format"), blamed(11, kind="rename")]),
     # the text names the culprit: blame on its lines may then say fixes
-    record(80, "[Bugfix] Foo: crash", 26, lineage=[blamed(11)]),
+    record(80, "[Bugfix] Foo: crash", march(26), lineage=[blamed(11)]),
 ]
 
 
@@ -129,12 +100,12 @@ def test_blame_gives_a_fix_only_for_a_lowered_declaration_the_blamed_pr_raised(
 
 def test_the_culprit_named_in_the_text_outranks_blame(tmp_path: Path) -> None:
     st = kb(tmp_path, [
-        record(10, "[Perf] Foo: uniform batch", 1,
-               changes=[change("FooBuilder", None, "UNIFORM_BATCH", "added")]),
-        record(12, "[Core] change the capture sizes", 2),
-        record(20, "[Bugfix] Foo: lower the level", 10,
+        record(10, "[Perf] Foo: uniform batch", march(1),
+               changes=[change("_cudagraph_support", None, "UNIFORM_BATCH", "added")]),
+        record(12, "[Core] change the capture sizes", march(2)),
+        record(20, "[Bugfix] Foo: lower the level", march(10),
                body="The capture crash was introduced by #12.",
-               changes=[change("FooBuilder", "UNIFORM_BATCH", "UNIFORM_SINGLE_TOKEN_DECODE",
+               changes=[change("_cudagraph_support", "UNIFORM_BATCH", "UNIFORM_SINGLE_TOKEN_DECODE",
                                "lowered")],
                lineage=[blamed(10, decl=True)]),
     ])
@@ -150,9 +121,9 @@ def test_demoted_blame_keeps_its_evidence(tmp_path: Path) -> None:
     from prkb.graph import derive_relations
 
     st = kb(tmp_path, [
-        record(12, "[Core] change the capture sizes", 2),
-        record(14, "[Core] touch the runner", 3),
-        record(20, "[Bugfix] runner crash", 10, body="A regression from #12.",
+        record(12, "[Core] change the capture sizes", march(2)),
+        record(14, "[Core] touch the runner", march(3)),
+        record(20, "[Bugfix] runner crash", march(10), body="A regression from #12.",
                lineage=[blamed(14)]),
     ])
     rels, _ = derive_relations(st, PROFILE)
@@ -168,13 +139,13 @@ def test_demoted_blame_keeps_its_evidence(tmp_path: Path) -> None:
 
 def test_a_closed_pr_never_fixes(tmp_path: Path) -> None:
     st = kb(tmp_path, [
-        record(10, "[Perf] Foo: uniform batch", 1,
-               changes=[change("FooBuilder", None, "UNIFORM_BATCH", "added")]),
-        record(20, "[Bugfix] Foo: lower the level", 5, body="Fixes a regression from #10."),
-        record(25, "[Bugfix] Foo: declare the query lengths", 6, state="closed",
+        record(10, "[Perf] Foo: uniform batch", march(1),
+               changes=[change("_cudagraph_support", None, "UNIFORM_BATCH", "added")]),
+        record(20, "[Bugfix] Foo: lower the level", march(5), body="Fixes a regression from #10."),
+        record(25, "[Bugfix] Foo: declare the query lengths", march(6), state="closed",
                body="The capture crash was introduced by #10."),
-        record(30, "[XPU] Bar: add support", 7),
-        record(35, "[Bugfix] Bar: a crash", 8, state="closed",
+        record(30, "[XPU] Bar: add support", march(7)),
+        record(35, "[Bugfix] Bar: a crash", march(8), state="closed",
                body="The crash was introduced by #30."),
     ])
     build_relations(st, PROFILE)
@@ -195,24 +166,25 @@ def test_a_closed_pr_never_fixes(tmp_path: Path) -> None:
 
 
 def test_a_newer_pr_supersedes_an_older_closed_one(tmp_path: Path) -> None:
-    foo = [change("FooBuilder", "UNIFORM_BATCH", "UNIFORM_SINGLE_TOKEN_DECODE", "lowered")]
+    foo = [change("_cudagraph_support", "UNIFORM_BATCH", "UNIFORM_SINGLE_TOKEN_DECODE", "lowered")]
     st = kb(tmp_path, [
         # same class, similar titles: the older one closed, the newer one merged
-        record(40, "[Bugfix] Foo: lower the cudagraph level", 1, state="closed", changes=foo),
-        record(45, "[Bugfix] Foo: lower the cudagraph level for MTP", 3, changes=foo),
+        record(40, "[Bugfix] Foo: lower the cudagraph level", march(1), state="closed",
+               changes=foo),
+        record(45, "[Bugfix] Foo: lower the cudagraph level for MTP", march(3), changes=foo),
         # "instead of #50" by a newer open PR, #50 closed
-        record(50, "[Core] one way", 4, state="closed"),
-        record(55, "[Core] a smaller way", 5, state="open",
+        record(50, "[Core] one way", march(4), state="closed"),
+        record(55, "[Core] a smaller way", march(5), state="open",
                body="A smaller change instead of #50."),
         # "closed in favor of" an older PR: the two competed, neither replaced the other
-        record(60, "[Core] first take", 6),
-        record(65, "[Core] second take", 7, state="closed", body="Closed in favor of #60."),
+        record(60, "[Core] first take", march(6)),
+        record(65, "[Core] second take", march(7), state="closed", body="Closed in favor of #60."),
         # "closed in favor of" a newer PR: that one replaces it
-        record(70, "[Core] old take", 8, state="closed", body="Closed in favor of #75."),
-        record(75, "[Core] new take", 9),
+        record(70, "[Core] old take", march(8), state="closed", body="Closed in favor of #75."),
+        record(75, "[Core] new take", march(9)),
         # two open proposals: alternatives
-        record(80, "[Core] proposal A", 10, state="open", body="An alternative to #85."),
-        record(85, "[Core] proposal B", 11, state="open"),
+        record(80, "[Core] proposal A", march(10), state="open", body="An alternative to #85."),
+        record(85, "[Core] proposal B", march(11), state="open"),
     ])
     build_relations(st, PROFILE)
     got = rows(st)

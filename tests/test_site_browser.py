@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_site_build import make_kb, plain_record
+from sitekb import make_kb, plain_record
 
 from prkb.glossary import label as glossary_label
 from prkb.graph import build_relations

@@ -13,99 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sitekb import make_kb, plain_record
 
-from prkb.collect.snapshot import import_jsonl
 from prkb.errors import InputError, PrkbError
 from prkb.ingest import ingest
-from prkb.paths import data_dir
 from prkb.profile import load_profile
 from prkb.site import links as site_links
 from prkb.site.build import MANIFEST, build_site, parse_langs
 from prkb.site.safe import site_safe
 from prkb.store import Store
-
-HOSTILE = {
-    "title": '<script>alert("t")</script><img src=x onerror=alert(1)> 恶意 title',
-    "body": (
-        "Hostile body <script>alert('b')</script> <svg onload=alert(2)><circle/></svg>\n\n"
-        "[click](javascript:alert(3)) <a href=\"javascript:alert(4)\">x</a> "
-        "<iframe src=\"javascript:alert(5)\"></iframe> ![img](https://example.com/x.png) "
-        "[rel](../../index.html) 推测解码\n"
-    ),
-    "comment": '<img src=x onerror="alert(6)"> "><svg/onload=alert(7)>',
-    "file": 'vllm/v1/attention/backends/"><img src=x onerror=alert(8)>.py',
-    "author": '"><script>alert(9)</script>',
-    "class": 'Evil"><script>alert(10)</script>Builder',
-}
-
-
-def hostile_record(number: int = 90001) -> dict[str, Any]:
-    return {
-        "number": number,
-        "title": HOSTILE["title"],
-        "body": HOSTILE["body"],
-        "state": "merged",
-        "created_at": "2026-07-10T10:00:00Z",
-        "updated_at": "2026-07-10T10:00:00Z",
-        "merged_at": "2026-07-10T10:00:00Z",
-        "merge_commit_sha": "ab" * 20,
-        "html_url": "javascript:alert(11)",
-        "user": {"login": HOSTILE["author"]},
-        "files": [{"filename": HOSTILE["file"], "status": "modified", "additions": 1,
-                   "deletions": 1,
-                   "patch": "@@ -1 +1 @@\n-x = '<script>'\n+x = '<svg onload=alert(12)>'\n"}],
-        "comments": [{"user": {"login": "someone"}, "body": HOSTILE["comment"],
-                      "created_at": "2026-07-10T11:00:00Z"}],
-        "source": "curated",
-        "prkb": {
-            "repo": "vllm-project/vllm",
-            "symbol_changes": [{"file": HOSTILE["file"], "class": HOSTILE["class"],
-                                "attr": "_cudagraph_support", "before": "NEVER",
-                                "after": "ALWAYS", "direction": "raised"}],
-            "builder_levels": [{"class": HOSTILE["class"], "file": HOSTILE["file"],
-                                "declared": "ALWAYS", "effective": "ALWAYS", "dynamic": True}],
-            "findings": [{"rule": "cg-uniform-without-spec-decode", "file": HOSTILE["file"],
-                          "class": HOSTILE["class"], "message_en": "<b>bad</b> finding",
-                          "message_zh": "<b>坏</b> 发现"}],
-            "relations": [{"type": "fixes-regression-from", "target": 47144}],
-        },
-    }
-
-
-def plain_record(number: int, title: str, when: str, level: str, cls: str,
-                 relations: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    path = "vllm/v1/attention/backends/rocm_synth.py"
-    return {
-        "number": number, "title": title, "body": f"Sets {cls} to {level}. 图捕获 capture",
-        "state": "merged", "created_at": when, "updated_at": when, "merged_at": when,
-        "merge_commit_sha": f"{number:040x}", "user": {"login": "dev"},
-        "files": [{"filename": path, "status": "modified", "additions": 1, "deletions": 1}],
-        "source": "curated",
-        "prkb": {
-            "repo": "vllm-project/vllm",
-            "symbol_changes": [{"file": path, "class": cls, "attr": "_cudagraph_support",
-                                "before": None, "after": level, "direction": "added"}],
-            "builder_levels": [{"class": cls, "file": path, "declared": level,
-                                "effective": level, "dynamic": False}],
-            "relations": relations or [],
-        },
-    }
-
-
-def make_kb(path: Path) -> Store:
-    profile = load_profile(None)
-    store = Store(path)
-    import_jsonl(store, data_dir() / "snapshots" / "curated-seeds.jsonl", profile)
-    ingest(store, hostile_record(), profile)
-    ingest(store, plain_record(90010, "Synth A", "2025-01-05T00:00:00Z", "UNIFORM_BATCH",
-                               "SynthMetadataBuilder"), profile)
-    ingest(store, plain_record(90011, "Synth B", "2025-06-05T00:00:00Z", "ALWAYS",
-                               "SynthMetadataBuilder",
-                               [{"type": "follow-up-of", "target": 90010}]), profile)
-    from prkb.graph import build_relations
-
-    build_relations(store, profile)
-    return store
 
 
 @pytest.fixture(scope="module")

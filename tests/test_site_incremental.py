@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from sitekb import make_kb, plain_record
 
 from prkb.graph import build_relations
 from prkb.ingest import ingest
@@ -23,7 +24,6 @@ from prkb.site import output as output_mod
 from prkb.site.build import build_site
 from prkb.site.state import LINKS, MANIFEST
 from prkb.store import Store
-from tests.test_site_build import make_kb, plain_record
 
 PROFILE = load_profile(None)
 BOOKKEEPING = {MANIFEST, LINKS}

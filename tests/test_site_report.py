@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_site_build import make_kb
+from sitekb import make_kb
 
 from prkb.profile import load_profile
 from prkb.render.formats import html_block, html_inline, html_link

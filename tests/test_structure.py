@@ -1,9 +1,11 @@
 """The structure ARCHITECTURE.md promises, checked on prkb's own source: SQL only in the
 store, no private cross-module use, no import cycle, imports only downward, no dead code, and
-every sentence of the templates written once."""
+every sentence of the templates written once; and in the tests, no test module importing
+another."""
 
 from __future__ import annotations
 
+import ast
 import collections
 import re
 from pathlib import Path
@@ -78,3 +80,37 @@ def test_every_template_sentence_is_written_once() -> None:
     twice = {m: sorted(p) for m, p in where.items() if len(p) > 1}
     assert len(where) > 50  # the scan reads the templates at all
     assert twice == {}
+
+
+def _imported_test_modules(source: str) -> list[str]:
+    """The ``test_*`` modules a test file imports: ``import test_x``, ``from test_x import``,
+    ``from tests.test_x import``, ``from tests import test_x``, ``from .test_x import``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            names = [base] + [f"{base}.{a.name}" for a in node.names]
+        for name in names:
+            parts = name.split(".")
+            if parts[0] in ("", "tests"):
+                parts = parts[1:]
+            if parts and parts[0].startswith("test_"):
+                found.append(parts[0])
+    return sorted(set(found))
+
+
+def test_test_modules_share_fixtures_not_each_other() -> None:
+    """Shared builders live in helper modules (tests/sitekb.py, tests/githistory.py, ...) or
+    in conftest.py fixtures: no tests/test_*.py imports another one."""
+    sample = ("import test_a\nfrom test_b import x\nfrom tests.test_c import y\n"
+              "from tests import test_d, helper\nfrom . import test_e\nfrom gitrepo import git\n"
+              "from prkb.test_like import z\n")
+    assert _imported_test_modules(sample) == ["test_a", "test_b", "test_c", "test_d", "test_e"]
+    modules = sorted((ROOT / "tests").glob("test_*.py"))
+    assert len(modules) > 40
+    wrong = [f"{p.name} imports {', '.join(m)}" for p in modules
+             if (m := _imported_test_modules(p.read_text(encoding="utf-8")))]
+    assert wrong == []
