@@ -23,6 +23,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -40,12 +41,19 @@ from .output import OutputTree, Trash
 from .page import Page
 from .pages import Plan, current_hashes, plan_pages
 from .render import RenderJob, render_all
-from .search import index_site
+from .search import (
+    INDEX,
+    PRIMARY,
+    SHARDS,
+    SHARDS_FILE,
+    index_shards,
+    pagefind_binary,
+    shard_hash,
+)
 from .state import MANIFEST as MANIFEST
 from .state import State
 
 ReportHtml = Callable[[Store, dict[str, Any], str], str]
-INDEX = "pagefind"  # the search index's folder in the site
 
 LANGS = ("zh", "en")
 _BASE_URL = re.compile(r"^https?://[^\s\"'<>]+$")
@@ -57,8 +65,10 @@ class BuildStats:
     pages: int = 0
     rendered: int = 0
     reused: int = 0
-    search_pages: int = 0
+    search_pages: int = 0  # pages in the search index
+    search_shards: int = 0  # search shards indexed again (the others kept)
     search_reindexed: bool = False
+    search_missing: bool = False  # search asked for, Pagefind not installed: no index
     seconds: dict[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -135,7 +145,8 @@ class Build:
     tree: OutputTree
     langs: list[str]
     base_url: str | None
-    search: bool
+    search: bool  # asked for
+    pagefind: Path | None  # the Pagefind executable (None: not installed, or not asked for)
     report_html: ReportHtml
     on_page: Callable[[], None] | None
     salt: str  # the hash of what every page depends on (see _salt)
@@ -154,6 +165,11 @@ class Build:
     # render
     search_changed: bool = False  # a searchable page was rendered
     clock: float = field(default_factory=time.perf_counter)  # when the last lap ended
+
+    @property
+    def search_on(self) -> bool:
+        """Whether the site gets a search index."""
+        return self.search and self.pagefind is not None
 
     @property
     def pages(self) -> list[Page]:
@@ -186,7 +202,8 @@ def plan(b: Build) -> None:
     currents = current_hashes(b.data)
     known = site_state.unchanged_hashes(b.data, b.old, b.changed, currents)
     b.plan = plan_pages(b.store, b.data, b.profile, b.langs, base_url=b.base_url,
-                        report_html=b.report_html, known=known, currents=currents)
+                        report_html=b.report_html, known=known, currents=currents,
+                        search=b.search_on)
     b.new = State(salt=b.salt, kb=list(b.cursor), currents=b.plan.currents,
                   prs={str(k): list(v) for k, v in b.plan.pr_hashes.items()})
     b.lap("plan")
@@ -249,18 +266,39 @@ def render(b: Build) -> None:
 
 
 def index(b: Build) -> None:
-    """Stage 4: the search index, kept from the previous build when no searchable page
-    changed."""
-    if not b.search:
+    """Stage 4: the search index, in shards (:mod:`prkb.site.search`): a shard none of whose
+    pages changed keeps its bundle from the previous build, the others are indexed again."""
+    if not b.search_on:
         b.tree.drop(INDEX)
+        b.stats.search_missing = b.search  # asked for, but Pagefind is not installed
         return
-    keep_index = b.old.search and not b.search_changed
-    if not (keep_index and b.tree.reuse_index(INDEX)):
+    assert b.pagefind is not None
+    shards: dict[str, list[str]] = {}
+    newest = max((p.shard for p in b.pages if p.search), default=-1)
+    for p in b.pages:
+        if p.search:
+            name = PRIMARY if p.shard in (-1, newest) else str(p.shard)
+            shards.setdefault(name, []).append(p.path)
+    pages = b.new.pages
+    b.new.shards = {name: shard_hash([(path, pages[path][0]) for path in paths])
+                    for name, paths in shards.items()}
+    old = b.old.shards if b.old.search else {}
+    todo = [name for name, h in b.new.shards.items() if old.get(name) != h]
+    b.stats.search_pages = sum(len(paths) for paths in shards.values())
+    if todo or old.keys() != b.new.shards.keys() or not b.tree.reuse_index(INDEX):
         b.tree.drop(INDEX)
-        b.stats.search_pages = index_site(b.tree.tmp, [p.path for p in b.pages if p.search])
-        b.stats.search_reindexed = True
+        if shards:
+            b.stats.search_shards = index_shards(b.tree.tmp, shards, todo,
+                                                 partial(_reuse_shard, b.tree), b.pagefind)
+        b.stats.search_reindexed = b.stats.search_shards > 0
     b.new.search = True
     b.lap("search")
+
+
+def _reuse_shard(tree: OutputTree, name: str) -> bool:
+    if name == PRIMARY:  # the primary bundle's files, without the other shards
+        return tree.reuse_folder(INDEX, skip=frozenset({SHARDS, SHARDS_FILE}))
+    return tree.reuse_folder(f"{INDEX}/{SHARDS}/{name}")
 
 
 def write(b: Build) -> None:
@@ -302,7 +340,8 @@ def build_site(
         salt = hashlib.sha256(f"{salt}|{report_html.__qualname__}".encode()).hexdigest()
     b = Build(
         store=store, profile=profile, tree=tree, langs=langs, base_url=base_url,
-        search=search, report_html=report_html or report_html_for(profile), on_page=on_page,
+        search=search, pagefind=pagefind_binary() if search else None,
+        report_html=report_html or report_html_for(profile), on_page=on_page,
         salt=salt, old=previous if previous.salt == salt else State(),
         stats=BuildStats(out=str(out)), gc_on=gc.isenabled(), clock=t0,
     )

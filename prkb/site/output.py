@@ -189,6 +189,32 @@ class OutputTree:
             shutil.copytree(self.out / folder, index, copy_function=os.link)
         return index.is_dir()
 
+    def reuse_folder(self, folder: str, skip: frozenset[str] = frozenset()) -> bool:
+        """Link the previous build's files of ``folder`` (its entries named in ``skip`` left
+        out) into the new tree; False when the previous build has none."""
+        src, dst = self.out / folder, self.tmp / folder
+        if not src.is_dir():
+            return False
+        dst.mkdir(parents=True, exist_ok=True)
+        made: list[Path] = []
+        try:
+            for entry in src.iterdir():
+                if entry.name in skip:
+                    continue
+                made.append(dst / entry.name)
+                if entry.is_dir():
+                    shutil.copytree(entry, dst / entry.name, copy_function=os.link)
+                else:
+                    os.link(entry, dst / entry.name)
+        except OSError:  # what was linked goes again: the folder is made afresh
+            for path in made:
+                if path.is_dir():
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    path.unlink(missing_ok=True)
+            return False
+        return True
+
     def drop(self, folder: str) -> None:
         """Remove a folder of the new tree, if there is one."""
         shutil.rmtree(self.tmp / folder, ignore_errors=True)
