@@ -531,6 +531,21 @@ def render_section(dg: Digest, lang: str, fmt: str, site_url: str | None = None)
             nodes[key] = got
         return got
 
+    # report/_relations.j2's ``between`` with the macro called once per type and mark: its
+    # markup with the two PRs left as slots, then filled (the same markup, one macro call
+    # per kind of relation instead of one per relation)
+    made: dict[tuple[str, bool], list[Any]] = {}
+
+    def between_html(type_: str, source: Markup, target: Markup, inferred: bool = False) -> Markup:
+        key = (type_, bool(inferred))
+        parts = made.get(key)
+        if parts is None:
+            between = env.get_template("report/_relations.j2").make_module().between
+            text = between(type_, Markup(_SLOTS[0]), Markup(_SLOTS[1]), inferred)
+            parts = made[key] = _slotted(Markup(text))
+        ends = (escape(source), escape(target))
+        return Markup("").join([ends[p] if type(p) is int else p for p in parts])
+
     env.filters["plain"] = plain
     env.filters["risk"] = lambda code: risk_label(code, lang)
     # every function the templates call is a plain one: called without Jinja's checks
@@ -538,6 +553,7 @@ def render_section(dg: Digest, lang: str, fmt: str, site_url: str | None = None)
         "link": link,
         "node": lambda key: node_text(key, lang),
         "node_html": node_html,
+        "between_html": between_html,
         "direction": lambda code: direction_label(code, lang),
         "risk": lambda code: risk_label(code, lang),
         "finding": lambda f: f.message_zh if lang == "zh" and f.message_zh else f.message_en,
@@ -553,6 +569,22 @@ def render_section(dg: Digest, lang: str, fmt: str, site_url: str | None = None)
         out = env.get_template("digest/section.txt.j2").render(**values)
         return _tidy_text(out)
     return str(env.get_template("digest/section.html.j2").render(**values))
+
+
+_SLOTS = ("PRKB0SOURCE0SLOT", "PRKB0TARGET0SLOT")  # letters and digits: escaping keeps them
+
+
+def _slotted(text: Any) -> list[Any]:
+    """``text`` cut at the slots: its pieces, with each slot as its index in ``_SLOTS``."""
+    out: list[Any] = []
+    for i, piece in enumerate(text.split(_SLOTS[0])):
+        if i:
+            out.append(0)
+        for j, bit in enumerate(piece.split(_SLOTS[1])):
+            if j:
+                out.append(1)
+            out.append(bit)
+    return out
 
 
 def _tidy_text(text: str) -> str:

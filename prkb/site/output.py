@@ -37,8 +37,12 @@ def write_new(path: Path, body: bytes) -> None:
     except FileExistsError:
         path.unlink()
         fd = os.open(path, flags, 0o666)
-    with open(fd, "wb", closefd=True) as f:
-        f.write(body)
+    try:  # one write call (no file object): a page is written whole
+        view = memoryview(body)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
 
 
 def start_prelink(out: Path, tmp: Path) -> subprocess.Popen[bytes] | None:

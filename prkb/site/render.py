@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from ..errors import PrkbError
 from ..render.jinja_calls import PlainCallContext, plain_call
@@ -92,8 +92,31 @@ def escaping_env(lang: str, what: str) -> jinja2.Environment:
     # level_badge, pr_link, change_line, state_name: the markup of site/macros.html, in Python
     env.globals.update({k: plain_call(f) for k, f in
                         make_helpers(gettext, env.filters["label"]).items()})
+    env.globals["relation_line"] = plain_call(_relation_lines(env))
     env.context_class = PlainCallContext
     return env
+
+
+_SLOT = "PRKB0RELATION0SLOT"  # letters and digits only: no escaping changes it
+
+
+def _relation_lines(env: jinja2.Environment) -> Callable[..., Markup]:
+    """``sentence(type, direction, other, inferred)`` of ``report/_relations.j2`` with the
+    macro called once per type, direction and mark: its output with ``other`` left as a slot,
+    then the slot filled. The same markup, without a macro call per relation."""
+    made: dict[tuple[str, str, bool], list[Markup]] = {}
+
+    def relation_line(type_: str, direction: str, other: Markup, inferred: bool = False) -> Markup:
+        key = (type_, direction, bool(inferred))
+        parts = made.get(key)
+        if parts is None:
+            module = env.get_template("report/_relations.j2").make_module()
+            sentence = getattr(module, "sentence")  # noqa: B009 (a template macro)
+            parts = made[key] = Markup(sentence(type_, direction, Markup(_SLOT), inferred)).split(
+                _SLOT)
+        return Markup(escape(other)).join(parts)
+
+    return relation_line
 
 
 def _date_filters(lang: str) -> dict[str, Callable[..., str]]:
