@@ -4,9 +4,10 @@
 :mod:`prkb.site.gather`) -> **plan** (every page with the hash of its inputs,
 :mod:`prkb.site.pages`; which pages did not change since the previous build) -> **render**
 (unchanged pages reused, the others rendered, :mod:`prkb.site.render`; static assets, sitemap;
-internal links checked, :mod:`prkb.site.links`) -> **index** (the Pagefind search index,
-:mod:`prkb.site.search`) -> **write** (the manifest, then the swap). Each stage is a function
-of the build and records its time in ``stats.seconds``.
+internal links checked, :mod:`prkb.site.links`) -> **index** (the Pagefind search index in
+shards, each indexed again only when its pages changed, :mod:`prkb.site.search`; none when
+Pagefind is not installed) -> **write** (the manifest, then the swap). Each stage is a
+function of the build and records its time in ``stats.seconds``.
 
 Everything is written into a new tree beside the output and swapped in at the end
 (:class:`prkb.site.output.OutputTree`), so a failed build leaves the previous site as it was.
@@ -162,8 +163,6 @@ class Build:
     new: State = field(default_factory=State)  # the manifest this build writes
     todo: list[int] = field(default_factory=list)  # pages to render (indexes into the plan)
     keep: list[int] = field(default_factory=list)  # pages to take from the previous build
-    # render
-    search_changed: bool = False  # a searchable page was rendered
     clock: float = field(default_factory=time.perf_counter)  # when the last lap ended
 
     @property
@@ -251,7 +250,6 @@ def render(b: Build) -> None:
         rendered_links[path] = page_links
         new.pages[path][1] = site_state.links_hash(page_links)
     b.stats.rendered = len(b.todo)
-    b.search_changed = any(pages[i].search for i in b.todo)
     b.stats.pages = len(pages)
     b.lap("render")
     written = set(new.pages) | tree.copy_assets()
