@@ -7,6 +7,7 @@ must never run).
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -552,3 +553,53 @@ def test_graph_legend_layout_and_largest_group(
     assert set(pg.evaluate(GRAPH_JS)["shown"]) == biggest
     ctx.close()
     watch.check()
+
+
+@pytest.fixture(scope="module")
+def sharded_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The site with its search index in one shard per PR (the newest PR's in the primary
+    bundle with the builder and digest pages), served on its own port."""
+    from prkb.site import search as site_search
+
+    tmp = tmp_path_factory.mktemp("sharded")
+    with make_kb(tmp / "kb.sqlite") as store, pytest.MonkeyPatch.context() as mp:
+        mp.setattr(site_search, "PRS_PER_SHARD", 1)
+        build_site(store, tmp / "site", load_profile(None), search=True)
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "prkb.cli", "site", "serve", "-d", str(tmp / "site"),
+         "--port", str(port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ},
+    )
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(url, timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        with urllib.request.urlopen(url + "pagefind/shards.json", timeout=5) as r:
+            assert len(json.loads(r.read())) >= 4  # merged shards besides the primary one
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.mark.parametrize(("lang", "word", "expect"), [
+    ("en", "capture", "90010"),
+    ("zh", "推测解码", "90001"),
+    ("zh", "图捕获", "9001"),
+])
+def test_search_finds_words_across_shards(
+    page: tuple[Any, Watch], sharded_url: str, lang: str, word: str, expect: str
+) -> None:
+    """90010 and 90001 are in shards of their own, merged in the browser (mergeIndex)."""
+    pg, _ = page
+    pg.goto(sharded_url + f"{lang}/search.html")
+    pg.fill("#q", word)
+    pg.press("#q", "Enter")
+    pg.wait_for_selector("#results li a", timeout=15000)
+    hrefs = pg.eval_on_selector_all("#results li a", "els => els.map(e => e.href)")
+    assert any(f"/{lang}/pr/{expect}" in h for h in hrefs), hrefs

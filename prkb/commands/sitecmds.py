@@ -69,6 +69,10 @@ def cmd_site_build(args: argparse.Namespace) -> int:
             store, args.out, profile, langs=langs, base_url=args.base_url,
             search=not args.no_search, on_page=b.advance,
         )
+    if stats.search_missing:
+        from ..site.search import MISSING
+
+        print(f"prkb: {MISSING}", file=sys.stderr)
     if args.json:
         print(json.dumps(stats.to_json(), ensure_ascii=False))
     else:

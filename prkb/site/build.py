@@ -4,9 +4,10 @@
 :mod:`prkb.site.gather`) -> **plan** (every page with the hash of its inputs,
 :mod:`prkb.site.pages`; which pages did not change since the previous build) -> **render**
 (unchanged pages reused, the others rendered, :mod:`prkb.site.render`; static assets, sitemap;
-internal links checked, :mod:`prkb.site.links`) -> **index** (the Pagefind search index,
-:mod:`prkb.site.search`) -> **write** (the manifest, then the swap). Each stage is a function
-of the build and records its time in ``stats.seconds``.
+internal links checked, :mod:`prkb.site.links`) -> **index** (the Pagefind search index in
+shards, each indexed again only when its pages changed, :mod:`prkb.site.search`; none when
+Pagefind is not installed) -> **write** (the manifest, then the swap). Each stage is a
+function of the build and records its time in ``stats.seconds``.
 
 Everything is written into a new tree beside the output and swapped in at the end
 (:class:`prkb.site.output.OutputTree`), so a failed build leaves the previous site as it was.
@@ -23,6 +24,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -40,12 +42,19 @@ from .output import OutputTree, Trash
 from .page import Page
 from .pages import Plan, current_hashes, plan_pages
 from .render import RenderJob, render_all
-from .search import index_site
+from .search import (
+    INDEX,
+    PRIMARY,
+    SHARDS,
+    SHARDS_FILE,
+    index_shards,
+    pagefind_binary,
+    shard_hash,
+)
 from .state import MANIFEST as MANIFEST
 from .state import State
 
 ReportHtml = Callable[[Store, dict[str, Any], str], str]
-INDEX = "pagefind"  # the search index's folder in the site
 
 LANGS = ("zh", "en")
 _BASE_URL = re.compile(r"^https?://[^\s\"'<>]+$")
@@ -57,8 +66,10 @@ class BuildStats:
     pages: int = 0
     rendered: int = 0
     reused: int = 0
-    search_pages: int = 0
+    search_pages: int = 0  # pages in the search index
+    search_shards: int = 0  # search shards indexed again (the others kept)
     search_reindexed: bool = False
+    search_missing: bool = False  # search asked for, Pagefind not installed: no index
     seconds: dict[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -141,7 +152,8 @@ class Build:
     tree: OutputTree
     langs: list[str]
     base_url: str | None
-    search: bool
+    search: bool  # asked for
+    pagefind: Path | None  # the Pagefind executable (None: not installed, or not asked for)
     report_html: ReportHtml
     on_page: Callable[[], None] | None
     salt: str  # the hash of what every page depends on (see _salt)
@@ -157,9 +169,12 @@ class Build:
     new: State = field(default_factory=State)  # the manifest this build writes
     todo: list[int] = field(default_factory=list)  # pages to render (indexes into the plan)
     keep: list[int] = field(default_factory=list)  # pages to take from the previous build
-    # render
-    search_changed: bool = False  # a searchable page was rendered
     clock: float = field(default_factory=time.perf_counter)  # when the last lap ended
+
+    @property
+    def search_on(self) -> bool:
+        """Whether the site gets a search index."""
+        return self.search and self.pagefind is not None
 
     @property
     def pages(self) -> list[Page]:
@@ -192,7 +207,8 @@ def plan(b: Build) -> None:
     currents = current_hashes(b.data)
     known = site_state.unchanged_hashes(b.data, b.old, b.changed, currents)
     b.plan = plan_pages(b.store, b.data, b.profile, b.langs, base_url=b.base_url,
-                        report_html=b.report_html, known=known, currents=currents)
+                        report_html=b.report_html, known=known, currents=currents,
+                        search=b.search_on)
     b.new = State(salt=b.salt, kb=list(b.cursor), currents=b.plan.currents,
                   prs={str(k): list(v) for k, v in b.plan.pr_hashes.items()})
     b.lap("plan")
@@ -240,7 +256,6 @@ def render(b: Build) -> None:
         rendered_links[path] = page_links
         new.pages[path][1] = site_state.links_hash(page_links)
     b.stats.rendered = len(b.todo)
-    b.search_changed = any(pages[i].search for i in b.todo)
     b.stats.pages = len(pages)
     b.lap("render")
     written = set(new.pages) | tree.copy_assets()
@@ -255,18 +270,39 @@ def render(b: Build) -> None:
 
 
 def index(b: Build) -> None:
-    """Stage 4: the search index, kept from the previous build when no searchable page
-    changed."""
-    if not b.search:
+    """Stage 4: the search index, in shards (:mod:`prkb.site.search`): a shard none of whose
+    pages changed keeps its bundle from the previous build, the others are indexed again."""
+    if not b.search_on:
         b.tree.drop(INDEX)
+        b.stats.search_missing = b.search  # asked for, but Pagefind is not installed
         return
-    keep_index = b.old.search and not b.search_changed
-    if not (keep_index and b.tree.reuse_index(INDEX)):
+    assert b.pagefind is not None
+    shards: dict[str, list[str]] = {}
+    newest = max((p.shard for p in b.pages if p.search), default=-1)
+    for p in b.pages:
+        if p.search:
+            name = PRIMARY if p.shard in (-1, newest) else str(p.shard)
+            shards.setdefault(name, []).append(p.path)
+    pages = b.new.pages
+    b.new.shards = {name: shard_hash([(path, pages[path][0]) for path in paths])
+                    for name, paths in shards.items()}
+    old = b.old.shards if b.old.search else {}
+    todo = [name for name, h in b.new.shards.items() if old.get(name) != h]
+    b.stats.search_pages = sum(len(paths) for paths in shards.values())
+    if todo or old.keys() != b.new.shards.keys() or not b.tree.reuse_index(INDEX):
         b.tree.drop(INDEX)
-        b.stats.search_pages = index_site(b.tree.tmp, [p.path for p in b.pages if p.search])
-        b.stats.search_reindexed = True
+        if shards:
+            b.stats.search_shards = index_shards(b.tree.tmp, shards, todo,
+                                                 partial(_reuse_shard, b.tree), b.pagefind)
+        b.stats.search_reindexed = b.stats.search_shards > 0
     b.new.search = True
     b.lap("search")
+
+
+def _reuse_shard(tree: OutputTree, name: str) -> bool:
+    if name == PRIMARY:  # the primary bundle's files, without the other shards
+        return tree.reuse_folder(INDEX, skip=frozenset({SHARDS, SHARDS_FILE}))
+    return tree.reuse_folder(f"{INDEX}/{SHARDS}/{name}")
 
 
 def write(b: Build) -> None:
@@ -308,7 +344,8 @@ def build_site(
         salt = hashlib.sha256(f"{salt}|{report_html.__qualname__}".encode()).hexdigest()
     b = Build(
         store=store, profile=profile, tree=tree, langs=langs, base_url=base_url,
-        search=search, report_html=report_html or report_html_for(profile), on_page=on_page,
+        search=search, pagefind=pagefind_binary() if search else None,
+        report_html=report_html or report_html_for(profile), on_page=on_page,
         salt=salt, old=previous if previous.salt == salt else State(),
         stats=BuildStats(out=str(out)), gc_on=gc.isenabled(), clock=t0,
     )

@@ -37,8 +37,12 @@ def write_new(path: Path, body: bytes) -> None:
     except FileExistsError:
         path.unlink()
         fd = os.open(path, flags, 0o666)
-    with open(fd, "wb", closefd=True) as f:
-        f.write(body)
+    try:  # one write call (no file object): a page is written whole
+        view = memoryview(body)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
 
 
 def start_prelink(out: Path, tmp: Path) -> subprocess.Popen[bytes] | None:
@@ -188,6 +192,32 @@ class OutputTree:
         if not index.is_dir() and (self.out / folder).is_dir():
             shutil.copytree(self.out / folder, index, copy_function=os.link)
         return index.is_dir()
+
+    def reuse_folder(self, folder: str, skip: frozenset[str] = frozenset()) -> bool:
+        """Link the previous build's files of ``folder`` (its entries named in ``skip`` left
+        out) into the new tree; False when the previous build has none."""
+        src, dst = self.out / folder, self.tmp / folder
+        if not src.is_dir():
+            return False
+        dst.mkdir(parents=True, exist_ok=True)
+        made: list[Path] = []
+        try:
+            for entry in src.iterdir():
+                if entry.name in skip:
+                    continue
+                made.append(dst / entry.name)
+                if entry.is_dir():
+                    shutil.copytree(entry, dst / entry.name, copy_function=os.link)
+                else:
+                    os.link(entry, dst / entry.name)
+        except OSError:  # what was linked goes again: the folder is made afresh
+            for path in made:
+                if path.is_dir():
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    path.unlink(missing_ok=True)
+            return False
+        return True
 
     def drop(self, folder: str) -> None:
         """Remove a folder of the new tree, if there is one."""

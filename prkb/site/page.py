@@ -19,6 +19,7 @@ class Page:
     kind: str = "html"  # html, json (a dict encoded), bytes (the context's "body"), feed
     search: bool = False  # indexed by Pagefind
     same: bool = False  # inputs known to equal the previous build's (no need to hash them)
+    shard: int = -1  # a PR page's search shard (PR id // PRS_PER_SHARD); -1: the primary one
 
 
 def root_of(path: str) -> str:

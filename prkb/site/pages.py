@@ -21,6 +21,7 @@ from ..glossary import glossary
 from ..graph.relations import is_inferred
 from ..profile import Profile
 from ..store import Store
+from . import search as site_search
 from . import svg as site_svg
 from .digest_pages import digest_pages
 from .gather import SiteData
@@ -100,6 +101,7 @@ def plan_pages(
     report_html: Callable[[Store, dict[str, Any], str], str],
     known: dict[int, tuple[str, str]] | None = None,
     currents: dict[str, str] | None = None,
+    search: bool = True,
 ) -> Plan:
     """Every page of the site, in write order.
 
@@ -108,6 +110,7 @@ def plan_pages(
     own page's inputs (its own data, the PRs at the other end of its relations, the current
     reading of its classes). ``known``: PR id -> both, for PRs the caller knows did not change
     since the build that computed them (site_state.unchanged_hashes); those are not hashed again.
+    ``search``: whether the site gets a search index (its search page says when it does not).
     """
     known = known or {}
     pages: list[Page] = []
@@ -217,13 +220,15 @@ def plan_pages(
             lang=lang,
         ))
         pages.append(Page(
-            f"{lang}/search.html", "site/search.html", common,
-            partial(dict, fixed), lang=lang,
+            f"{lang}/search.html", "site/search.html", {**common, "search": search},
+            partial(dict, fixed, search_on=search, install_hint=site_search.INSTALL_HINT),
+            lang=lang,
         ))
         pages.append(Page(
             f"{lang}/feed.xml", "", {**common, "h": h_feed},
             partial(_feed_context, timeline, lang), lang=lang, kind="feed",
         ))
+    shard_prs = site_search.PRS_PER_SHARD
     # a PR's (and a builder's) pages in every language next to each other: the renderer hands
     # out pages in runs, so one process reads the PR's facts once for all its languages
     for pr, d_page, same in per_pr:
@@ -231,7 +236,7 @@ def plan_pages(
             pages.append(Page(
                 f"{lang}/pr/{pr['slug']}.html", "site/pr.html", d_page,
                 partial(_pr_context, store, report_html, fixed_by_lang[lang], data, pr, lang),
-                lang=lang, search=True, same=same,
+                lang=lang, search=True, same=same, shard=pr["id"] // shard_prs,
             ))
     charts: dict[str, Any] = {}
     for b, ids, inputs in per_builder:

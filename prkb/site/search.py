@@ -1,36 +1,141 @@
-"""Search: the Pagefind index of the site (extended build, so Chinese words are segmented).
+"""Search: the Pagefind index of the site (extended build, so Chinese words are segmented),
+in shards, so that a changed PR re-indexes its shard only.
 
-Pagefind splits the index by each page's ``<html lang>``, so the Chinese search page finds
+Pagefind splits each index by the pages' ``<html lang>``, so the Chinese search page finds
 Chinese pages and the English one English pages. Only elements marked
 ``data-pagefind-body`` (PR, builder and weekly digest pages) are indexed.
+
+Shards: PR pages are grouped by PR id (:data:`PRS_PER_SHARD` PRs a shard: a PR keeps its
+shard for good). The shard of the newest PRs, with the builder and digest pages (which change
+with almost every PR), is the primary bundle in ``pagefind/``; every other shard is a bundle of
+its own in ``pagefind/shards/<k>/``, and ``pagefind/shards.json`` lists them for the search
+page, which merges them in the browser (Pagefind's multisite ``mergeIndex``). A shard whose
+pages did not change keeps its bundle from the previous build (hard links).
+
+Pagefind is optional (the ``search`` extra): without it the site is built without an index.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import shutil
 import subprocess
-import sys
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ..errors import PrkbError
 
 GLOB = "*/{pr,builder,digest}/*.html"
+INDEX = "pagefind"  # the search index's folder in the site
+SHARDS = "shards"  # the folder of the other shards' bundles in INDEX
+SHARDS_FILE = "shards.json"  # in INDEX: the bundles the search page merges
+PRS_PER_SHARD = 500
+PRIMARY = "primary"  # the name of the primary shard
+INSTALL_HINT = "pip install 'prkb[search]'"
+MISSING = f"no search index: Pagefind is not installed (add it with: {INSTALL_HINT})"
 
 
-def index_site(site: Path, pages: list[str]) -> int:
-    """Index the site in place (writes ``pagefind/``); returns the number of pages indexed."""
-    if not pages:
-        return 0
-    cmd = [sys.executable, "-m", "pagefind", "--site", str(site), "--glob", GLOB, "--silent"]
+def pagefind_binary() -> Path | None:
+    """The Pagefind executable (extended preferred, as the ``pagefind`` package picks it), or
+    None when Pagefind is not installed."""
+    try:
+        from pagefind.service import get_executable
+    except ImportError:
+        return None
+    try:
+        exe = get_executable()
+    except Exception:  # any failure to find it means: not installed
+        return None
+    if exe is None:
+        return None
+    exe = Path(exe)
+    return exe if exe.is_file() and os.access(exe, os.X_OK) else None
+
+
+def shard_names(shards: dict[str, list[str]]) -> list[str]:
+    """The merged shards' folders, relative to the primary bundle, in a stable order."""
+    return [f"{SHARDS}/{name}/" for name in sorted(shards) if name != PRIMARY]
+
+
+def shard_hash(page_hashes: list[tuple[str, str]]) -> str:
+    """A shard's bundle depends on its pages (paths) and their contents (page hashes)."""
+    text = "\n".join(f"{p}\t{h}" for p, h in sorted(page_hashes))
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def index_shards(
+    site: Path,
+    shards: dict[str, list[str]],
+    todo: list[str],
+    reuse: Callable[[str], bool],
+    binary: Path,
+) -> int:
+    """Write the index of ``site`` (the new tree) into ``site/pagefind``.
+
+    ``shards``: shard name -> its pages; ``todo``: the shards to index again; ``reuse(name)``
+    links a shard's bundle from the previous build into place (False: it cannot, index it).
+    Returns the number of shards indexed.
+    """
+    index = site / INDEX
+    index.mkdir(exist_ok=True)
+    redo = [name for name in sorted(shards) if name in todo or not reuse(name)]
+    # Pagefind uses every core for a large shard; two at a time keep both busy for the small
+    # ones (and the start and write of each)
+    workers = 1 if len(redo) < 2 else min(2, os.cpu_count() or 1)
+    with ThreadPoolExecutor(workers) as pool:
+        for _ in pool.map(lambda name: _index_one(site, name, shards[name], binary), redo):
+            pass
+    (index / SHARDS_FILE).write_text(json.dumps(shard_names(shards)), encoding="utf-8")
+    return len(redo)
+
+
+def bundle_dir(site: Path, name: str) -> Path:
+    return site / INDEX if name == PRIMARY else site / INDEX / SHARDS / name
+
+
+def _index_one(site: Path, name: str, pages: list[str], binary: Path) -> None:
+    """Index one shard: its pages linked into a folder of their own, Pagefind run on it, its
+    bundle moved into place."""
+    work = site / f".search-{name}"
+    shutil.rmtree(work, ignore_errors=True)
+    staged, out = work / "site", work / "out"
+    try:
+        for path in pages:
+            dst = staged / path
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(site / path, dst)
+            except OSError:
+                shutil.copyfile(site / path, dst)
+        _run_pagefind(binary, staged, out)
+        dest = bundle_dir(site, name)
+        dest.mkdir(parents=True, exist_ok=True)
+        for entry in out.iterdir():
+            target = dest / entry.name
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target)
+            elif target.exists():
+                target.unlink()
+            entry.rename(target)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _run_pagefind(binary: Path, staged: Path, out: Path) -> None:
+    cmd = [str(binary), "--site", str(staged), "--output-path", str(out), "--glob", GLOB,
+           "--silent"]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, check=False)
-    except FileNotFoundError as e:
+    except OSError as e:
         raise PrkbError(f"cannot run Pagefind: {e}") from None
     except subprocess.TimeoutExpired:
         raise PrkbError("Pagefind did not finish indexing within 30 minutes") from None
-    if proc.returncode != 0 or not (site / "pagefind" / "pagefind.js").exists():
+    if proc.returncode != 0 or not (out / "pagefind.js").exists():
         last = (proc.stderr or proc.stdout or "").strip().splitlines()[-1:] or ["no output"]
         raise PrkbError(
-            f"Pagefind failed to index the site (install it with: pip install "
-            f"'pagefind[extended]'): {last[0][:300]}"
+            f"Pagefind failed to index the site (reinstall it with: {INSTALL_HINT}): "
+            f"{last[0][:300]}"
         )
-    return len(pages)

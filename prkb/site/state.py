@@ -1,9 +1,11 @@
 """What one site build leaves for the next: the manifest, the links file, the dirty set.
 
 ``.prkb-manifest.json`` (small, read at every build) keeps per page the hash of its inputs and
-a short hash of its internal links; per PR the hashes of its own data and of its page's inputs;
-per builder class a hash of its current reading; and the knowledge base's change-journal cursor
-(:meth:`prkb.store.Store.change_cursor`) at the time of the build.
+a short hash of its internal links; per PR the hashes of
+its own data and of its page's inputs; per builder class a hash of its current reading; and
+the knowledge base's change-journal cursor (:meth:`prkb.store.Store.change_cursor`) at the time
+of the build.
+``.prkb-search.json`` keeps, per search shard, a hash of its pages (their paths and hashes).
 ``.prkb-links.json`` keeps every page's internal links; it is read only when pages were
 removed (kept pages may link to them) and rewritten only when a page's links changed.
 
@@ -28,6 +30,7 @@ from .gather import SiteData
 
 MANIFEST = ".prkb-manifest.json"
 LINKS = ".prkb-links.json"
+SEARCH = ".prkb-search.json"  # search shard -> hash of its pages (prkb.site.search)
 # Files a fresh output folder may already hold (the repository's own site/README.md): the
 # build accepts such a folder and carries them into every new tree, so they are never lost.
 PLACEHOLDERS = frozenset({"README.md", ".gitkeep"})
@@ -44,6 +47,7 @@ class State:
     prs: dict[str, list[str]] = field(default_factory=dict)  # PR id -> [own data, page] hashes
     currents: dict[str, str] = field(default_factory=dict)  # class -> hash of its reading
     search: bool = False
+    shards: dict[str, str] = field(default_factory=dict)  # search shard -> hash of its pages
 
     def to_json(self) -> dict[str, Any]:
         return {"version": VERSION, "salt": self.salt, "kb": self.kb, "search": self.search,
@@ -83,12 +87,24 @@ def load(out: Path) -> State:
              if type(v) is list and len(v) == 2 and type(v[0]) is str and type(v[1]) is str},
         currents={k: v for k, v in currents.items() if isinstance(v, str)},
         search=m.get("search") is True,
+        shards=_load_shards(out) if m.get("search") is True else {},
     )
+
+
+def _load_shards(out: Path) -> dict[str, str]:
+    try:
+        raw = json.loads((out / SEARCH).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in raw.items() if isinstance(v, str)} if isinstance(raw, dict) else {}
 
 
 def save(tmp: Path, state: State) -> None:
     (tmp / MANIFEST).write_text(json.dumps(state.to_json(), separators=(",", ":")),
                                 encoding="utf-8")
+    if state.search:
+        (tmp / SEARCH).write_text(json.dumps(state.shards, separators=(",", ":")),
+                                  encoding="utf-8")
 
 
 def links_hash(links: list[str]) -> str:

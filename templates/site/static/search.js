@@ -1,4 +1,5 @@
-// Search with Pagefind (index per language, Chinese words segmented by the extended build).
+// Search with Pagefind (index per language, Chinese words segmented by the extended build;
+// in shards, merged in the browser).
 // Results are built as DOM nodes: text from the index is never parsed as HTML.
 const form = document.getElementById("search-form");
 const input = document.getElementById("q");
@@ -37,9 +38,14 @@ function safeHref(url) {
 async function load() {
   if (pagefind) return pagefind;
   const bundle = new URL(form.dataset.bundle, location.href).href;
-  pagefind = await import(bundle);
-  await pagefind.options({ baseUrl: new URL("../", location.href).pathname });
-  await pagefind.init();
+  const pf = await import(bundle);
+  const baseUrl = new URL("../", location.href).pathname;
+  await pf.options({ baseUrl });
+  await pf.init();
+  // the index is in shards: this bundle, and the others listed in shards.json, merged here
+  const shards = await fetch(new URL("shards.json", bundle)).then((r) => r.json());
+  await Promise.all(shards.map((s) => pf.mergeIndex(new URL(s, bundle).pathname, { baseUrl })));
+  pagefind = pf;
   return pagefind;
 }
 
