@@ -333,8 +333,10 @@ def test_continuation_line_change_is_kept_read_and_shown(tmp_path: Path) -> None
         assert srv.count(f"/contents/{DEEP}") == 3
 
         md = render_report(store, 201, lang="en", fmt="md")
-        assert "+        AttentionCGSupport.UNIFORM_BATCH" in md
-        assert "-        AttentionCGSupport.UNIFORM_SINGLE_TOKEN_DECODE" in md
+        # the key code is the class after the change, the continuation line marked as added;
+        # the value it replaced is said by the change sentence
+        assert re.search(r"\d+ \+ +AttentionCGSupport\.UNIFORM_BATCH", md)
+        assert "from `UNIFORM_SINGLE_TOKEN_DECODE` to `UNIFORM_BATCH`" in md
         assert _not_collected_sentence() not in md
         # the same PR with its patch taken away does say it: the sentence is the right one
         rec = record(store, 201)

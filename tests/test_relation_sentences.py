@@ -112,9 +112,14 @@ def test_report_says_each_relation_as_one_sentence(kb: Store, lang: str, fmt: st
     text = render_report(kb, ME, lang=lang, fmt=fmt)
     heading = {"en": "Related PRs", "zh": "关联脉络"}[lang]
     lines = _related_lines(text, heading, "- " if fmt == "md" else "• ")
-    # the sentence is what comes before ": <evidence>"
-    got = {ln.split(": evidence ")[0].split(": lineage ")[0] for ln in lines}
+    # the sentence is what comes before " (confidence ...): <evidence>"
+    got = {_sentence(ln) for ln in lines}
     assert got == expected(lang)
+
+
+def _sentence(line: str) -> str:
+    """The relation sentence of a line: before its confidence and origin, in either language."""
+    return re.split(r" \(confidence |（置信度", line)[0]
 
 
 def _visible(html: str) -> str:
@@ -125,7 +130,7 @@ def _visible(html: str) -> str:
 def test_site_report_says_each_relation_as_one_sentence(kb: Store, lang: str) -> None:
     html = report_html(kb, {"ref": str(ME)}, lang, PROFILE)
     items = re.findall(r"<li>(.*?)</li>", html.split("<h2>", 8)[-1], re.S)
-    got = {_visible(i).split(": evidence ")[0].split(": lineage ")[0] for i in items}
+    got = {_sentence(_visible(i)) for i in items}
     assert expected(lang) <= got
 
 

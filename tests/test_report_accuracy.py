@@ -74,7 +74,7 @@ def test_a_time_with_an_unknown_zone_is_never_printed_as_utc(tmp_path: Path) -> 
     assert line_of(en, "Merged at") == (
         "- Merged at: Jul 9, 2026, 10:09:00\u202fAM (time zone unknown)"
     )
-    assert line_of(zh, "合并时间") == "- 合并时间: 2026年7月9日 10:09:00（时区未知）"
+    assert line_of(zh, "合并时间") == "- 合并时间：2026年7月9日 10:09:00（时区未知）"
     assert "UTC" not in en and "UTC" not in zh
     # an aware time keeps printing in UTC, a bare day as a day
     assert line_of(same_on_site(store, 60002, "en"), "Merged at").endswith("10:09:00\u202fAM UTC")
@@ -230,7 +230,7 @@ def test_paraphrased_records_are_labelled_and_quoted_ones_stay_quoted(tmp_path: 
     assert "Paraphrased from public information" in cur_en and "整理自公开信息" in cur_zh
     assert "quoted" not in cur_en.replace("not quoted", "")
     assert "From the PR description" not in cur_en and "摘自 PR 描述" not in cur_zh
-    assert "The review texts below are paraphrased from public information" in cur_en
+    assert "The comments shown below are paraphrased from public information" in cur_en
     assert "Test commands in the record paraphrased from public information" in cur_en
     assert "Features named in the title or the paraphrased text" in cur_en
     gh_en, gh_zh = same_on_site(store, 62002, "en"), same_on_site(store, 62002, "zh")
@@ -246,7 +246,7 @@ def test_no_title_is_said_to_be_unknown(tmp_path: Path) -> None:
     store = Store(tmp_path / "kb.sqlite")
     add(store, record(62004, source="curated", title=None, user=None))
     en, zh = same_on_site(store, 62004, "en"), same_on_site(store, 62004, "zh")
-    assert "- Title: unknown" in en and "- 标题: 未知" in zh
+    assert "- Title: unknown" in en and "- 标题：未知" in zh
     assert "- Author: unknown" in en
     store.close()
 
@@ -342,7 +342,8 @@ def test_a_big_pr_gets_a_report_of_normal_length(tmp_path: Path) -> None:
     # the tests line names at most 15 test files and counts the rest
     n_tests = sum(1 for f in rec["files"] if f["filename"].startswith("tests/"))
     tests_line = next(ln for ln in en.splitlines() if "**Tests**" in ln)
-    assert tests_line.endswith(f", and {n_tests - 15} more") and tests_line.count("`tests/") == 15
+    # 15 files and the folder the sentence names
+    assert tests_line.endswith(f", and {n_tests - 15} more") and tests_line.count("`tests/") == 16
     assert "`tests/v1/test_synth_0.py`" in tests_line  # those naming the class come first
     small = render_report(store, 64002, lang="en", fmt="md")
     assert "other files (" not in small and "vllm/misc/mod_1.py" in small

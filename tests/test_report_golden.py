@@ -85,15 +85,18 @@ def test_golden(kb, number, lang, fmt):
 def test_golden_facts(kb):
     """The golden files say what the synthetic facts imply (not only 'same as before')."""
     en = render_report(kb, 101, lang="en", fmt="md")
-    assert "files under tests/ changed: `tests/v1/test_xpu.py`" in en
+    assert "files under `tests/` changed: `tests/v1/test_xpu.py`" in en
     assert "A correctness fix that changes tests in the same PR: merge it." in en
-    assert "rev-a (approved)" in en and "rev-b (commented)" in en
-    assert "**Open questions**\n\n- rev-b" in en
+    # two topics: rev-b's question nobody answered, and rev-a's approval quoted
+    assert "Conversation opened by @rev-b (1 comments)." in en
+    assert "unanswered: nobody else replied." in en
+    assert "approved; no reviewer's last verdict requests changes." in en
+    assert "> LGTM, the test covers it." in en and "> Does this slow down decode" in en
     assert "hidden note" not in en
     assert "#100" in en and "unclassified mentions" in en
     other = render_report(kb, 102, lang="en", fmt="md")
     assert "The knowledge base holds no description for this PR." in other
-    assert "No comments or review texts were recorded" in other
+    assert "Unknown: the knowledge base holds no review, comment or line comment" in other
     assert "`FlashInferMetadataBuilder` (declared `ALWAYS`): unknown, not checked" in other
     assert "the consistency audit has not checked this PR" in other
     assert "State: open" in other

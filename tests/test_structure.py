@@ -114,3 +114,19 @@ def test_test_modules_share_fixtures_not_each_other() -> None:
     wrong = [f"{p.name} imports {', '.join(m)}" for p in modules
              if (m := _imported_test_modules(p.read_text(encoding="utf-8")))]
     assert wrong == []
+
+
+def test_catalogs_are_valid_and_complete() -> None:
+    """Both Babel catalogs parse strictly (a broken entry fails here, not as a warning in a
+    command's output) and hold the same messages, every zh one translated."""
+    from babel.messages.pofile import read_po
+
+    cats = {}
+    for lang in ("en", "zh_CN"):
+        path = ROOT / "templates" / "locales" / lang / "LC_MESSAGES" / "prkb.po"
+        with path.open("rb") as fh:
+            cats[lang] = read_po(fh, abort_invalid=True)
+    ids = {lang: {m.id for m in cat if m.id} for lang, cat in cats.items()}
+    assert ids["en"] == ids["zh_CN"]
+    untranslated = [m.id for m in cats["zh_CN"] if m.id and not m.string]
+    assert untranslated == []

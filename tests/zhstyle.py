@@ -49,8 +49,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 CATEGORIES = ("latin", "punct", "list-sep", "entity", "fragment")
 
-# Names that are not in the profile: the tool's own vocabulary and the hosting service.
-BASE_NAMES = ("PR", "GitHub", "CUDA", "Graph", "CI", "GPU", "vLLM", "Python", "prkb")
+# Names that are not in the profile: the tool's own vocabulary, the hosting service, the version
+# control tool and the time standard (Chinese technical prose writes them in Latin letters).
+BASE_NAMES = ("PR", "GitHub", "CUDA", "Graph", "CI", "GPU", "vLLM", "Python", "prkb", "Git",
+              "UTC")
 
 # Words before a bare ``#N`` that make it an object or a complement (verbs taking a PR, and
 # prepositions); a clause ending "<noun> #N" is a fragment.
@@ -161,8 +163,10 @@ def _masks(lines: list[str]) -> list[list[bool]]:
             fence = marker
             out.append([True] * len(line))
             continue
-        if (line.startswith(("    ", "\t")) and (prev_blank or indented) and stripped
-                and not re.match(r"\s*(?:[-*+•]|\d+[.)])\s", line)):
+        # an indented block starts after a blank line, not at a list item; once started, every
+        # indented line is code (a diff's removed line "-    x" is not a list item)
+        if line.startswith(("    ", "\t")) and stripped and (indented or (
+                prev_blank and not re.match(r"\s*(?:[-*+•]|\d+[.)])\s", line))):
             indented = True
             out.append([True] * len(line))
             continue

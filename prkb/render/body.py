@@ -149,8 +149,3 @@ def mentions(text: str | None, own: int | None) -> dict[int, str]:
         out[n] = one_line(clean[start:end], MENTION_CONTEXT)
     return out
 
-
-def features_in(texts: list[str], features: dict[str, tuple[str, ...]]) -> list[str]:
-    """Profile features (MTP, EAGLE, ...) whose terms occur in the texts, in profile order."""
-    hay = "\n".join(t[:SCAN_CHARS] for t in texts if t)
-    return [name for name, terms in features.items() if any(term in hay for term in terms)]

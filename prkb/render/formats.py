@@ -67,9 +67,9 @@ class _Lines:
         return f"{i}. "
 
     @plain_call
-    def codes(self, items: Iterable[str | None]) -> str:
+    def codes(self, items: Iterable[str | None], sep: str = ", ") -> str:
         code = self.code
-        return ", ".join([code(x) for x in items])
+        return sep.join([code(x) for x in items])
 
     def code(self, text: str | None) -> str:  # pragma: no cover - each format defines it
         raise NotImplementedError
@@ -90,19 +90,28 @@ class MarkdownFormat(_Lines):
     link = staticmethod(md_link)
 
 
+def _text_code(text: str | None) -> str:
+    """Inline code in plain text: between backticks, as plain-text mail writes it (a reader
+    tells an identifier from the sentence around it)."""
+    s = plain(text)
+    return f"`{s}`" if s else ""
+
+
 def _indent_block(text: str | None, info: str = "") -> str:
     del info
     return "\n".join(("    " + ln) if ln else "" for ln in clean_text(text).split("\n"))
 
 
 class TextFormat(_Lines):
-    """Plain text (e-mail): no markup at all, code blocks indented."""
+    """Plain text (e-mail): no markup; inline code between backticks, quoted lines after
+    ``> ``, code blocks indented."""
 
     bullet = "•"
     hr = qsep = DROP
-    ql = "  "
+    ql = "> "
     h1 = h2 = h3 = ""
-    text = inline = code = link = staticmethod(plain)
+    text = inline = link = staticmethod(plain)
+    code = staticmethod(_text_code)
     block = staticmethod(_indent_block)
 
 
@@ -185,9 +194,10 @@ class HtmlFormat:
 
     @staticmethod
     @plain_call
-    def codes(items: Iterable[str | None]) -> Markup:
-        """Several values as inline code, separated by commas."""
-        return Markup(", ".join([html_code(x) for x in items]))
+    def codes(items: Iterable[str | None], sep: str = ", ") -> Markup:
+        """Several values as inline code, separated by ``sep`` (the language's list
+        separator: ``、`` in Chinese)."""
+        return Markup(escape(sep).join([html_code(x) for x in items]))
 
 
 FORMATTERS: dict[str, Any] = {"md": MarkdownFormat(), "txt": TextFormat(), "html": HtmlFormat()}

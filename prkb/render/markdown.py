@@ -60,7 +60,9 @@ def one_line(text: str | None, limit: int | None = None) -> str:
     return s
 
 
-_INLINE_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+# Backslash escapes (CommonMark): a reader of the Markdown sees the character itself, not an
+# entity such as ``&lt;``; ``\<`` starts no HTML tag or autolink, ``\&`` no entity.
+_INLINE_SPECIAL = re.compile(r"([\\`*_\[\]|~<>&])")
 # What would start a block if it began a line: ATX heading, list item, quote, setext line or
 # thematic break made of "=" or "-" only.
 _LINE_START = re.compile(
@@ -80,7 +82,6 @@ _CODE_SPAN = re.compile(r"(`+)([^`].*?)\1(?!`)")
 
 
 def _escape(s: str) -> str:
-    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _INLINE_SPECIAL.sub(r"\\\1", s)
 
 

@@ -18,14 +18,16 @@ from typing import Any
 
 import jinja2
 
+from ..analyze.excerpt import Excerpt, excerpt_from_patch
 from ..analyze.risk import is_declaration_core, platform_split, risk_tags_for
+from ..analyze.scope import Scope, scope_of
+from ..analyze.topics import synthesize
 from ..errors import InputError
 from ..graph.relations import is_inferred
 from ..models import Finding, SymbolChange
 from ..profile import Profile, load_profile
 from ..store import Store
-from .body import body_sections, features_in, mentions, test_commands
-from .discussion import highlights
+from .body import body_sections, mentions, test_commands
 from .formats import FORMATTERS, FormatConstants, drop_marks, filters_of
 from .i18n import LANGS, bytecode_cache, html_env, jinja_env, translations
 from .markdown import to_html
@@ -232,6 +234,80 @@ def _key_files(
     return shown, {"count": len(rest), "lines": lines}
 
 
+def _excerpts(
+    path: str, patch: str | None, changes: list[dict[str, Any]], profile: Profile,
+) -> list[dict[str, Any]]:
+    """The explained excerpt of each class whose declaration this PR changed in ``path``,
+    from the stored patch (the class as it reads after the change, changed lines marked)."""
+    if not patch:
+        return []
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for c in changes:
+        if c["file"] != path or c["class"] in seen or c["direction"] in ("removed",):
+            continue
+        seen.add(c["class"])
+        ex = excerpt_from_patch(patch, path, c["class"], c["attr"], profile,
+                                level=c["after"] if c["after"] != "overridden" else None)
+        if ex is not None and ex.blocks:
+            out.append(_excerpt(ex, c))
+    return out
+
+
+def _excerpt(ex: Excerpt, change: dict[str, Any]) -> dict[str, Any]:
+    """An excerpt as the template reads it: numbered lines, ``+`` on the changed ones, and
+    its notes as codes and values (worded by the template)."""
+    width = max(len(str(ln.number or "")) for b in ex.blocks for ln in b.lines)
+    rows: list[str] = []
+    for i, b in enumerate(ex.blocks):
+        if i:
+            rows.append(" " * width + "   ...")
+        for ln in b.lines:
+            mark = "+" if ln.changed else " "
+            rows.append(f"{ln.number or '':>{width}} {mark} {ln.text}")
+    return {"class": ex.class_name, "attr": ex.attr, "file": ex.file, "source": ex.source,
+            "text": "\n".join(rows), "truncated": ex.truncated,
+            "changed": sum(ln.changed for b in ex.blocks for ln in b.lines),
+            "before": change["before"], "after": change["after"],
+            "direction": change["direction"],
+            "notes": [{"code": n.code, **n.args} for n in ex.notes]}
+
+
+def _topic(t: Any) -> dict[str, Any]:
+    q = t.decisive
+    return {
+        "kind": t.kind, "outcome": t.outcome, "evidence": t.evidence,
+        "participants": [vars(p) for p in t.participants], "opener": t.opener,
+        "comments": t.comments, "path": t.path, "line": t.line,
+        "decisive": vars(q) if q is not None else None,
+    }
+
+
+def _builders(
+    scope: Scope, changes: list[dict[str, Any]], spec: dict[str, Any],
+) -> list[dict[str, Any]]:
+    """The changed builders, each once (class and file), with the effects of its changes;
+    ``platforms`` are codes (``localize`` labels them)."""
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for b in scope.builders:
+        key = (b.class_name, b.file)
+        if key not in out:
+            out[key] = {"class_name": b.class_name, "file": b.file,
+                        "platforms": list(b.platforms), "effects": []}
+    outside = {c["class"] for c in spec["classes"] if c["state"] == "not-applicable"}
+    for e in scope.effects:
+        ch = next((c for c in changes if c["class"] == e.builder), None)
+        item = {**vars(e), "before": ch["before"] if ch else None,
+                "after": ch["after"] if ch else None}
+        if item["audit"] == "not-checked" and e.builder in outside:
+            item["audit"] = "not-applicable"  # the audit read it: the rule does not apply
+        for (cls, _file), entry in out.items():
+            if cls == e.builder and item not in entry["effects"]:
+                entry["effects"].append(item)
+                break
+    return list(out.values())
+
+
 def report_context(
     store: Store, ref: str | int, lang: str, *, profile: Profile | None = None
 ) -> dict[str, Any]:
@@ -240,6 +316,10 @@ def report_context(
         raise InputError(f"unknown language {lang!r}: use one of {', '.join(LANGS)}")
     profile = profile or load_profile()
     return localize(report_facts(store, ref, profile), lang, profile)
+
+
+def _platform_label(profile: Profile, code: str, lang: str) -> str:
+    return next((getattr(p, lang) for p in profile.platforms if p.code == code), code)
 
 
 def localize(base: dict[str, Any], lang: str, profile: Profile) -> dict[str, Any]:
@@ -272,7 +352,8 @@ def localize(base: dict[str, Any], lang: str, profile: Profile) -> dict[str, Any
         **base,
         "lang": lang,
         "profile": {**base["profile"],
-                    "title": profile.title_zh if lang == "zh" else profile.title_en},
+                    "title": profile.title_zh if lang == "zh" else profile.title_en,
+                    "meanings": profile.level_meaning.get(lang, {})},
         "changes": changes,
         "risks": {
             **risks,
@@ -283,6 +364,9 @@ def localize(base: dict[str, Any], lang: str, profile: Profile) -> dict[str, Any
             "platforms": plat_labels,
             "portable": getattr(risks["portable"], lang) if risks["portable"] else None,
             "title_platforms": [getattr(p, lang) for p in risks["title_platforms"]],
+            "builders": [{**b, "platforms": [_platform_label(profile, code, lang)
+                                             for code in b["platforms"]]}
+                         for b in risks["builders"]],
             "findings": findings,
         },
     }
@@ -382,6 +466,11 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
         if path not in shown_paths and not any(c["file"] == path for c in changes):
             code_more += bool(hunks)
             continue
+        explained = _excerpts(path, patches.get(path), changes, profile)
+        if explained:
+            code.append({"file": path, "kind": "excerpt", "excerpts": explained, "hunks": [],
+                         "cut": any(x["truncated"] for x in explained)})
+            continue
         if hunks:
             code.append({"file": path, "kind": "patch", "hunks": hunks, "cut": cut})
             continue
@@ -400,8 +489,8 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
     texts = [body] + [str(c.get("body") or "") for c in rec.get("comments") or []]
     commands.extend(x for x in test_commands(texts) if x not in commands)
 
-    # review
-    review = highlights(rec)
+    # review: the discussion as topics (analyze/topics.py)
+    discussion = synthesize(rec)
 
     # relations, else mentions in the text
     relations = []
@@ -456,7 +545,10 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
     # the test files of the key files first (those that name the symbol), then the others
     tests_touched = sorted(facts["tests_touched"], key=lambda p: (p not in shown_paths, p))
     findings = facts["findings"]  # messages of the language: localize()
-    features = features_in([facts["title"] or "", body], profile.features)
+    ready = {c["class"]: (None if c["state"] in ("unchecked", "not-applicable")
+                          else c["state"] == "ready") for c in spec["classes"]}
+    scope = scope_of(rec, [SymbolChange.from_json(c) for c in facts["symbol_changes"]],
+                     findings_m, profile, ready)
 
     return {
         "profile": {
@@ -507,7 +599,9 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
         "files_more": files_more,
         "code": code,
         "code_more": code_more,
-        "review": {**review, "collected": not git_only},
+        "review": {"collected": not git_only, "status": discussion.status,
+                   "author": discussion.author,
+                   "topics": [_topic(t) for t in discussion.topics]},
         "risks": {
             "tags": risk_tags,
             "directions": sorted({c["direction"] for c in changes}),
@@ -522,7 +616,9 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
             "platforms": plats.code,
             "portable": plats.portable,
             "title_platforms": plats.title_only,
-            "features": features,
+            "features": [{"name": f.name, "where": list(f.where)} for f in scope.features],
+            # each changed builder once, with its effects (who gains, who pays, why)
+            "builders": _builders(scope, changes, spec),
             "findings": findings,
             "flag_raise": any(c["flag_level"] and c["direction"] in ("raised", "added")
                               for c in changes),
