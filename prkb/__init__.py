@@ -12,9 +12,10 @@ What a Python user may import from ``prkb`` (everything else is internal and may
 The stages, in pipeline order:
 
 - **store**: :class:`Store` (the knowledge base), :func:`load_profile` / :class:`Profile`;
-- **collect**: :func:`collect_git` (a clone), :func:`collect_github` (the API),
-  :func:`import_jsonl` / :func:`export_jsonl` (snapshots), :func:`ingest` (one record) and
-  :func:`ingest_all` (what a collector yields);
+- **collect**: :func:`collect_git` (a clone), :func:`collect_github` (the API; starting from
+  the PRs git found when the knowledge base holds git records), :func:`import_jsonl` /
+  :func:`export_jsonl` (snapshots), :func:`ingest` (one record) and :func:`ingest_all` (what
+  a collector yields);
 - **analyze**: :func:`audit_revision` (builders and findings at a revision),
   :func:`run_check` (a pull request: base against head);
 - **graph**: :func:`build_relations`, :func:`load_graph` (networkx);
@@ -44,7 +45,7 @@ _API: dict[str, str] = {
     "ingest": "prkb.ingest",
     "ingest_all": "prkb.ingest",
     "collect_git": "prkb.collect.git",
-    "collect_github": "prkb.collect.github",
+    "collect_github": "prkb.collect.github_kb",
     "import_jsonl": "prkb.collect.snapshot",
     "export_jsonl": "prkb.collect.snapshot",
     "audit_revision": "prkb.analyze.audit",
@@ -89,7 +90,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time names load on first
     from .analyze.audit import audit_revision
     from .check import run_check
     from .collect.git import collect_git
-    from .collect.github import collect_github
+    from .collect.github_kb import collect_github
     from .collect.snapshot import export_jsonl, import_jsonl
     from .docsdrift import drift_at
     from .errors import InputError, NotFound, PrkbError
