@@ -301,9 +301,15 @@ def _clause(pre: str, rules: RuleSet) -> str:
 
 
 def _evidence(sentence: str, start: int, end: int, limit: int) -> str:
+    """The words around a reference, about ``limit`` characters, cut between words."""
     half = max(20, limit // 2)
     a = max(0, start - half)
     b = min(len(sentence), end + half)
+    # a cut inside a word moves to the word's edge (towards the reference)
+    while 0 < a < start and not sentence[a - 1].isspace():
+        a += 1
+    while start < b < len(sentence) and not sentence[b].isspace():
+        b -= 1
     text = sentence[a:b].strip()
     if a > 0:
         text = "\u2026" + text
