@@ -1,4 +1,11 @@
-"""Golden files: small synthetic PRs rendered in each language and format.
+"""Golden files: PRs rendered in each language and format.
+
+- pr-101, pr-102: small synthetic GitHub records;
+- pr-47144, pr-45149: the bundled data (data/snapshots, relations built as ``prkb demo``
+  does);
+- pr-402, pr-403, pr-404, pr-406, pr-407: collected with ``collect git`` from the generated
+  repository of tests/fivecases.py (a bool flag made a level, a rename, a raise with the
+  reorder call, a lowering fix, a run-time override), code read from its blobs.
 
 Regenerate after an intended change with ``PRKB_UPDATE_GOLDEN=1 python3 -m pytest
 tests/test_report_golden.py`` and review the diff of tests/golden/report/.
@@ -10,7 +17,13 @@ import os
 from pathlib import Path
 
 import pytest
+from fivecases import CASES as GIT_CASES
+from fivecases import five_cases_kb
 
+from prkb.collect.snapshot import import_jsonl
+from prkb.graph import build_relations
+from prkb.paths import data_dir
+from prkb.profile import load_profile
 from prkb.render.report import render_report
 from prkb.store import Store
 from tests.report_helpers import add, decl_patch, record
@@ -60,8 +73,9 @@ def _kb(tmp_path: Path) -> Store:
     return store
 
 
-CASES = [(n, lang, fmt) for n in (101, 102) for lang in ("zh", "en") for fmt in ("md", "txt",
-                                                                                  "html")]
+BUNDLED = (47144, 45149)
+CASES = [(n, lang, fmt) for n in (101, 102, *BUNDLED, *GIT_CASES) for lang in ("zh", "en")
+         for fmt in ("md", "txt", "html")]
 
 
 @pytest.fixture(scope="module")
@@ -71,9 +85,28 @@ def kb(tmp_path_factory: pytest.TempPathFactory):
     store.close()
 
 
+@pytest.fixture(scope="module")
+def bundled_kb(tmp_path_factory: pytest.TempPathFactory):
+    profile = load_profile()
+    store = Store(tmp_path_factory.mktemp("golden-bundled") / "kb.sqlite")
+    for snap in sorted((data_dir() / "snapshots").glob("*.jsonl")):
+        assert not import_jsonl(store, snap, profile).errors
+    build_relations(store, profile)
+    yield store
+    store.close()
+
+
+@pytest.fixture(scope="module")
+def git_kb(tmp_path_factory: pytest.TempPathFactory):
+    store, _repo, _shas = five_cases_kb(tmp_path_factory.mktemp("golden-git"))
+    yield store
+    store.close()
+
+
 @pytest.mark.parametrize(("number", "lang", "fmt"), CASES)
-def test_golden(kb, number, lang, fmt):
-    got = render_report(kb, number, lang=lang, fmt=fmt)
+def test_golden(request, number, lang, fmt):
+    which = "bundled_kb" if number in BUNDLED else "git_kb" if number in GIT_CASES else "kb"
+    got = render_report(request.getfixturevalue(which), number, lang=lang, fmt=fmt)
     path = GOLDEN / f"pr-{number}.{lang}.{fmt}"
     if os.environ.get("PRKB_UPDATE_GOLDEN") == "1":
         path.parent.mkdir(parents=True, exist_ok=True)
