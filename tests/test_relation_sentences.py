@@ -157,7 +157,7 @@ def test_digest_says_each_relation_as_one_sentence(lang: str) -> None:
     for k, rtype in enumerate(sorted(BETWEEN)):
         s, t = 100 + k, 200 + k
         inferred = k % 2 == 0
-        d.relations.append(dg.RelationItem(f"pr:{s}", f"pr:{t}", rtype, "e", s, t, inferred))
+        d.relations.append(dg.RelationItem(f"pr:{s}", f"pr:{t}", rtype, [], s, t, inferred))
         sentence = BETWEEN[rtype][i].replace("#S", f"#{s}").replace("#T", f"#{t}")
         sentence = INFERRED[lang].format(sentence) if inferred else sentence
         want_text.add(sentence)

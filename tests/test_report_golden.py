@@ -27,6 +27,7 @@ from prkb.profile import load_profile
 from prkb.render.report import render_report
 from prkb.store import Store
 from tests.report_helpers import add, decl_patch, record
+from tests.zhstyle import CATEGORIES, measure, proper_names
 
 GOLDEN = Path(__file__).parent / "golden" / "report"
 
@@ -133,3 +134,44 @@ def test_golden_facts(kb):
     assert "`FlashInferMetadataBuilder` (declared `ALWAYS`): unknown, not checked" in other
     assert "the consistency audit has not checked this PR" in other
     assert "State: open" in other
+
+
+def test_every_zh_golden_keeps_the_zh_style():
+    """The zh style measure (tests/zhstyle.py) over every Chinese golden report: 0."""
+    names = proper_names(load_profile())
+    paths = sorted(GOLDEN.glob("pr-*.zh.md")) + sorted(GOLDEN.glob("pr-*.zh.txt"))
+    assert len(paths) == 2 * len({n for n, _, _ in CASES})
+    for path in paths:
+        found = measure(path.read_text(encoding="utf-8"), names)
+        assert {c: [s.text for s in found[c]] for c in CATEGORIES} == {
+            c: [] for c in CATEGORIES}, path.name
+
+
+def test_golden_facts_of_the_bundled_and_git_cases(bundled_kb, git_kb):
+    """What the bundled and git-collected goldens must say, from their facts."""
+    zh = render_report(bundled_kb, 47144, lang="zh", fmt="md")
+    assert "- 本 PR 修复了 #42885 引入的问题" in zh
+    assert ("  - #47144 把 `TritonMLAMetadataBuilder` 由 `UNIFORM_BATCH` 降为 "
+            "`UNIFORM_SINGLE_TOKEN_DECODE`。\n"
+            "  - #42885 在此 51 天之前把它声明为 `UNIFORM_BATCH`。") in zh
+    assert "  - #47310 未合并即关闭；#42885 引入的问题已由 #47144 修复并合并。" in zh
+    en = render_report(bundled_kb, 45149, lang="en", fmt="md")
+    assert "  - #35719 had last set it, from `NEVER` to `UNIFORM_SINGLE_TOKEN_DECODE`." in en
+    # a bool flag made a level: both spellings and values said
+    assert ("`FooMetadataBuilder`: `full_cudagraph_supported` = `True` became "
+            "`attn_cudagraph_support` = `UNIFORM_SINGLE_TOKEN_DECODE`") in render_report(
+                git_kb, 402, lang="en", fmt="md")
+    # the raise: the class from the commit's file, the reorder call marked and explained
+    raise_ = render_report(git_kb, 404, lang="en", fmt="md")
+    assert "11 +         self._init_reorder_batch_threshold(1, supports_spec_as_decode=True)" \
+        in raise_
+    assert "so its decode threshold grows with the number of speculative tokens" in raise_
+    # the lowering fix: blame ties it to the raise
+    fix = render_report(git_kb, 406, lang="en", fmt="md")
+    assert "This PR fixes a regression from #405 (inferred)" in fix
+    assert "The blamed lines declare `BazMLAMetadataBuilder`: #405 raised or added its level " \
+           "and #406 lowers it." in fix
+    # the run-time override: the method's body shown, the level said to be decided at run time
+    dyn = render_report(git_kb, 407, lang="en", fmt="md")
+    assert "12 +     def get_cudagraph_support(cls, vllm_config, kv_cache_spec):" in dyn
+    assert "`QuxMetadataBuilder` overrides `get_cudagraph_support`" in dyn
