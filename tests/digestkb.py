@@ -71,6 +71,7 @@ def digest_kb(tmp_path: Path) -> Path:
         with store.transaction() as conn:
             conn.execute(
                 "INSERT INTO relations(source, target, type, evidence, confidence, origin) "
-                "VALUES ('pr:101', 'pr:90', 'fixes-regression-from', 'text', 0.9, 'text')"
+                "VALUES ('pr:101', 'pr:90', 'fixes-regression-from', ?, 0.9, 'text')",
+                ('[{"kind":"quote","pr":"#101","text":"a regression from #90","where":"body"}]',),
             )
     return db

@@ -36,6 +36,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "prkb.glossary",
             "prkb.gitobj",
             "prkb.records",
+            "prkb.evidence",
         ),
     ),
     ("analyze", ("prkb.analyze",)),

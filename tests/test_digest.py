@@ -104,9 +104,17 @@ def test_text_is_plain_and_html_is_escaped_with_inlined_css(digest_db: Path) -> 
         frag = dg.render_digest(store, WEEK, "en", "fragment")
     # Plain style: "•" bullets, no Markdown markup, no control characters; Chinese first.
     assert text.index(ZH_TITLE) < text.index("Weekly digest 2026-W21")
-    assert "• TritonMLAMetadataBuilder: UNIFORM_BATCH -> UNIFORM_SINGLE_TOKEN_DECODE" in text
+    # the change and relation sentences are the report's (report/_changes.j2, _evidence.j2)
+    assert ("• #101: `TritonMLAMetadataBuilder`: `_cudagraph_support` lowered from "
+            "`UNIFORM_BATCH` to `UNIFORM_SINGLE_TOKEN_DECODE` (correctness fix)") in text
+    assert ("• #101：`TritonMLAMetadataBuilder`：`_cudagraph_support` 由 `UNIFORM_BATCH` 降低为 "
+            "`UNIFORM_SINGLE_TOKEN_DECODE`（正确性修复）") in text
     assert "\x1b" not in text and "**" not in text and "##" not in text
     assert "#101 修复了 #90 引入的问题" in text and "#101 fixes a regression from #90" in text
+    # each relation with its evidence, a line per sentence, as the report words it
+    assert ("• #101 fixes a regression from #90:\n"
+            "  – Description of #101: “a regression from #90”\n") in text
+    assert "• #101 修复了 #90 引入的问题：\n  – #101 的描述：“a regression from #90”\n" in text
     assert f"{site}/zh/pr/101.html" in text and f"{site}/en/pr/101.html" in text
     assert "核心路径变更" in text and "missing test coverage" in text
     assert "声明 UNIFORM_BATCH 但未启用推测解码重排" in text
@@ -116,6 +124,7 @@ def test_text_is_plain_and_html_is_escaped_with_inlined_css(digest_db: Path) -> 
     assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp;" in html
     assert "<style" not in html and 'style="' in html
     assert "<table" in html and "<td" in html
+    assert "#101 的描述：“a regression from #90”</li>\n</ul></li>" in html
     assert f'href="{site}/zh/pr/101.html"' in html and f'href="{site}/en/pr/90.html"' in html
     assert f'href="{site}/zh/digest/{WEEK}.html"' in html
     # Without a site the PR's own URL is the link; the fragment is a section, not a document.

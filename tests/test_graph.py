@@ -9,6 +9,7 @@ from typing import Any
 import networkx as nx
 import pytest
 
+from prkb import evidence
 from prkb.cli import main
 from prkb.graph import build_relations, load_graph, resolve, subgraph, to_mermaid
 from prkb.ingest import ingest
@@ -121,12 +122,15 @@ def test_curated_relations_in_records(tmp_path: Path) -> None:
     ingest(st, rec, PROFILE)
     build_relations(st, PROFILE)
     assert rel_rows(st) == [
-        ("pr:100", "pr:90", "follow-up-of", "stated by the maintainer", 1.0, "curated")
+        ("pr:100", "pr:90", "follow-up-of",
+         '[{"kind":"record","text":"stated by the maintainer"}]', 1.0, "curated")
     ]
 
 
 def R(s: str, t: str, typ: str, conf: float, ev: str = "e", origin: str = "text") -> Relation:
-    return Relation(s, t, typ, ev, conf, origin)
+    """A relation whose evidence is one item per text of ``ev`` (texts joined by " | ")."""
+    return Relation(s, t, typ, evidence.make(*({"kind": "record", "text": x}
+                                              for x in ev.split(" | "))), conf, origin)
 
 
 def test_resolve_conflicts_deterministically() -> None:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from kbrecords import FILE, change, record, sha
 
+from prkb import evidence
 from prkb.cli import main
 from prkb.graph import build_relations
 from prkb.graph.lineage import (
@@ -105,7 +106,10 @@ def test_regression_candidate_needs_a_recent_raise_and_a_fix(store: Store) -> No
     rels = regression_candidates(declaration_events(store, PROFILE), PROFILE)
     assert edges(rels) == {("pr:40", "pr:30", "fixes-regression-from")}
     (r,) = rels
-    assert r.confidence == 0.6 and "UNIFORM_BATCH" in r.evidence and "#30" in r.evidence
+    (item,) = evidence.loads(r.evidence)
+    assert r.confidence == 0.6
+    assert (item["kind"], item["pr"], item["by"], item["before"], item["by_after"]) == (
+        "undoes-level", "#40", "#30", "UNIFORM_BATCH", "UNIFORM_BATCH")
 
 
 def test_line_lineage_maps_blamed_commits_to_prs(store: Store) -> None:
@@ -119,7 +123,10 @@ def test_line_lineage_maps_blamed_commits_to_prs(store: Store) -> None:
         ("pr:72", "pr:50"): ("follow-up-of", 0.8),
         ("pr:74", "pr:70"): ("reverts", 0.8),
     }
-    assert "2 changed line(s)" in next(r.evidence for r in rels if r.target == "pr:30")
+    (blame,) = evidence.loads(next(r.evidence for r in rels if r.target == "pr:30"))
+    assert (blame["kind"], blame["lines"], blame["by"]) == ("blame", 2, "#30")
+    revert = evidence.loads(next(r.evidence for r in rels if r.type == "reverts"))
+    assert [it["kind"] for it in revert] == ["blame", "revert-title"]
 
 
 def test_alternatives_from_code(store: Store) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from kbrecords import FILE, change, march, record, sha
 
+from prkb import evidence
 from prkb.graph import build_relations
 from prkb.graph.lineage import lineage_relations
 from prkb.ingest import ingest
@@ -88,9 +89,11 @@ def test_blame_gives_a_fix_only_for_a_lowered_declaration_the_blamed_pr_raised(
         ("pr:60", "pr:11"): "follow-up-of",
         ("pr:80", "pr:11"): "fixes-regression-from",
     }
-    why = {(r.source, r.target): r.evidence for r in rels}
-    assert "declare FooBuilder" in why[("pr:20", "pr:10")]
-    assert "names it as the culprit" in why[("pr:80", "pr:11")]
+    why = {(r.source, r.target): evidence.loads(r.evidence) for r in rels}
+    assert why[("pr:20", "pr:10")][1] == {"kind": "blamed-declaration", "classes": ["FooBuilder"],
+                                          "pr": "#20", "by": "#10"}
+    assert why[("pr:80", "pr:11")][1] == {"kind": "culprit-named", "pr": "#80",
+                                          "culprits": ["#11"]}
     # follow-ups point from the later PR to the earlier one
     assert all(int(r.source[3:]) > int(r.target[3:]) for r in rels)
 
@@ -131,7 +134,7 @@ def test_demoted_blame_keeps_its_evidence(tmp_path: Path) -> None:
     assert got[("pr:20", "pr:12")].type == "fixes-regression-from"
     lin = got[("pr:20", "pr:14")]
     assert (lin.type, lin.origin) == ("follow-up-of", "lineage")
-    assert "blame on the parent" in lin.evidence
+    assert [it["kind"] for it in evidence.loads(lin.evidence)] == ["blame"]
 
 
 # --- 4. a closed, unmerged PR is an attempt or an alternative ------------------------------------
@@ -154,10 +157,13 @@ def test_a_closed_pr_never_fixes(tmp_path: Path) -> None:
     # the closed one is an alternative to the merged fix of the same culprit
     assert ("pr:25", "pr:10") not in got
     assert got[("pr:20", "pr:25")][0] == "alternative-to"
-    assert "#20 is the merged fix of #10" in got[("pr:20", "pr:25")][3]
+    assert evidence.loads(got[("pr:20", "pr:25")][3])[-1] == {
+        "kind": "closed-unmerged", "pr": "#25", "fix": "#20", "of": "#10"}
     # no merged fix known: an attempt, its evidence kept
     assert got[("pr:35", "pr:30")][0] == "attempts-fix-of"
-    assert "introduced by #30" in got[("pr:35", "pr:30")][3]
+    quote, closed = evidence.loads(got[("pr:35", "pr:30")][3])
+    assert quote["kind"] == "quote" and "introduced by #30" in quote["text"]
+    assert closed == {"kind": "closed-unmerged", "pr": "#35"}
     assert not [k for k, v in got.items() if v[0] == "fixes-regression-from" and k[0] in
                 ("pr:25", "pr:35")]
 
@@ -192,7 +198,8 @@ def test_a_newer_pr_supersedes_an_older_closed_one(tmp_path: Path) -> None:
     assert ("pr:40", "pr:45") not in got
     assert got[("pr:55", "pr:50")][0] == "supersedes"
     assert got[("pr:60", "pr:65")][0] == "alternative-to"
-    assert "#60 is older than #65" in got[("pr:60", "pr:65")][3]
+    assert evidence.loads(got[("pr:60", "pr:65")][3])[-1] == {
+        "kind": "older", "older": "#60", "newer": "#65"}
     assert got[("pr:75", "pr:70")][0] == "supersedes"
     assert got[("pr:80", "pr:85")][0] == "alternative-to"
 
@@ -205,8 +212,10 @@ def test_bundled_47310_is_an_alternative_to_47144_not_superseded(bundled: Store)
     got = rows(bundled)
     alt = got[("pr:47144", "pr:47310")]
     assert alt[0] == "alternative-to"
-    assert "Closed in favor of #47144" in alt[3]
-    assert "#47144 is the merged fix of #42885" in alt[3]
+    items = evidence.loads(alt[3])
+    assert "Closed in favor of #47144" in items[0]["text"]
+    assert items[-1] == {"kind": "closed-unmerged", "pr": "#47310", "fix": "#47144",
+                         "of": "#42885"}
     assert ("pr:47310", "pr:47144") not in got
     assert not [k for k, v in got.items() if v[0] == "supersedes"]
     assert got[("pr:47144", "pr:42885")][0] == "fixes-regression-from"

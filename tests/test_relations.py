@@ -188,12 +188,12 @@ def test_record_texts_all_count_with_where() -> None:
         }
     )
     got = {
-        r.ref.number: (r.type, r.evidence.split(":")[0]) for r in relations_of_record(rec, PROFILE)
+        r.ref.number: (r.type, r.where, r.path) for r in relations_of_record(rec, PROFILE)
     }
     assert got == {
-        41: ("depends-on", "comment"),
-        42: ("supersedes", "review"),
-        43: ("mentions", "review comment on a.py"),
+        41: ("depends-on", "comment", None),
+        42: ("supersedes", "review", None),
+        43: ("mentions", "review-comment", "a.py"),
     }
 
 
@@ -202,7 +202,7 @@ def test_clean_text_keeps_code_for_evidence() -> None:
     text = clean_text("Set `x = #41` here", REPO, codes)
     assert "#41" not in text and codes == ["x = #41"]
     ev = relations_in_text("`Builder` was added in #41.", number=1, title="[Bugfix] y",
-                           where="body", profile=PROFILE)[0].evidence
+                           where="body", profile=PROFILE)[0].quote
     assert "`Builder`" in ev and "#41" in ev
 
 
@@ -270,6 +270,6 @@ def test_every_bundled_snapshot_reads_without_error(snap: Path) -> None:
             for r in relations_of_record(rec, PROFILE):
                 assert r.type in default_rules().priority
                 assert 0.0 < r.confidence <= 1.0
-                assert r.evidence
+                assert r.quote and r.where
             n += 1
     assert n > 0

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from prkb import evidence
 from prkb.cli import main
 from prkb.render.report import render_report, render_reports, report_context
 from tests.report_helpers import add, decl_patch, record, seeded_store
@@ -124,7 +125,13 @@ def test_deterministic_across_fresh_kbs(tmp_path):
 def test_relations_shown_with_type_title_evidence(store):
     store.conn.execute(
         "INSERT INTO relations(source, target, type, evidence, confidence, origin) "
-        "VALUES ('pr:47144', 'pr:42885', 'fixes-regression-from', 'added in #42885', 0.9, 'text')"
+        "VALUES ('pr:47144', 'pr:42885', 'fixes-regression-from', ?, 0.9, 'text')",
+        (evidence.make({"kind": "quote", "pr": "#47144", "where": "body",
+                        "text": "added in #42885"},
+                       {"kind": "undoes-level", "pr": "#47144", "class": "TritonMLABuilder",
+                        "before": "UNIFORM_BATCH", "after": "UNIFORM_SINGLE_TOKEN_DECODE",
+                        "back": False, "by": "#42885", "by_direction": "added",
+                        "by_after": "UNIFORM_BATCH", "days": 51}),),
     )
     store.conn.execute(
         "INSERT INTO nodes(key, kind, number, title, repo) VALUES ('pr:42885', 'pr', 42885, "
@@ -137,8 +144,17 @@ def test_relations_shown_with_type_title_evidence(store):
     )
     en = render_report(store, 47144, lang="en", fmt="md")
     zh = render_report(store, 47144, lang="zh", fmt="md")
-    assert ("This PR fixes a regression from #42885 (“Add TritonMLA builder”) (confidence 0.90, "
-            "from the PR texts): “added in #42885") in en
+    assert ("- This PR fixes a regression from #42885 (“Add TritonMLA builder”) (confidence "
+            "0.90, from the PR texts):\n  - Description of #47144: “added in #42885”\n"
+            "  - #47144 lowers `TritonMLABuilder` from `UNIFORM_BATCH` to "
+            "`UNIFORM_SINGLE_TOKEN_DECODE`.\n  - #42885 had declared it as `UNIFORM_BATCH` 51 days "
+            "earlier.\n") in en
+    assert ("  - #47144 的描述：“added in #42885”\n  - #47144 把 `TritonMLABuilder` 由 "
+            "`UNIFORM_BATCH` 降为 `UNIFORM_SINGLE_TOKEN_DECODE`。\n  - #42885 在此 51 天之前把它声明为 "
+            "`UNIFORM_BATCH`。\n") in zh
+    # evidence a knowledge base stored as text before evidence was data: shown as a quote
+    assert "  - Evidence as an earlier prkb version stored it: “closed in favor of #47144”" in en
+    assert "  - 早期版本的 prkb 存下的依据原文：“closed in favor of #47144”" in zh
     assert "confidence 0.90" in en
     # one sentence per type and direction (the label joined as "#47310 alternative to this
     # PR" / "本 PR 修复其引入的问题 #42885" read wrongly)

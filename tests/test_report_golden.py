@@ -1,4 +1,11 @@
-"""Golden files: small synthetic PRs rendered in each language and format.
+"""Golden files: PRs rendered in each language and format.
+
+- pr-101, pr-102: small synthetic GitHub records;
+- pr-47144, pr-45149: the bundled data (data/snapshots, relations built as ``prkb demo``
+  does);
+- pr-402, pr-403, pr-404, pr-406, pr-407: collected with ``collect git`` from the generated
+  repository of tests/fivecases.py (a bool flag made a level, a rename, a raise with the
+  reorder call, a lowering fix, a run-time override), code read from its blobs.
 
 Regenerate after an intended change with ``PRKB_UPDATE_GOLDEN=1 python3 -m pytest
 tests/test_report_golden.py`` and review the diff of tests/golden/report/.
@@ -10,10 +17,17 @@ import os
 from pathlib import Path
 
 import pytest
+from fivecases import CASES as GIT_CASES
+from fivecases import five_cases_kb
 
+from prkb.collect.snapshot import import_jsonl
+from prkb.graph import build_relations
+from prkb.paths import data_dir
+from prkb.profile import load_profile
 from prkb.render.report import render_report
 from prkb.store import Store
 from tests.report_helpers import add, decl_patch, record
+from tests.zhstyle import CATEGORIES, measure, proper_names
 
 GOLDEN = Path(__file__).parent / "golden" / "report"
 
@@ -60,8 +74,9 @@ def _kb(tmp_path: Path) -> Store:
     return store
 
 
-CASES = [(n, lang, fmt) for n in (101, 102) for lang in ("zh", "en") for fmt in ("md", "txt",
-                                                                                  "html")]
+BUNDLED = (47144, 45149)
+CASES = [(n, lang, fmt) for n in (101, 102, *BUNDLED, *GIT_CASES) for lang in ("zh", "en")
+         for fmt in ("md", "txt", "html")]
 
 
 @pytest.fixture(scope="module")
@@ -71,9 +86,28 @@ def kb(tmp_path_factory: pytest.TempPathFactory):
     store.close()
 
 
+@pytest.fixture(scope="module")
+def bundled_kb(tmp_path_factory: pytest.TempPathFactory):
+    profile = load_profile()
+    store = Store(tmp_path_factory.mktemp("golden-bundled") / "kb.sqlite")
+    for snap in sorted((data_dir() / "snapshots").glob("*.jsonl")):
+        assert not import_jsonl(store, snap, profile).errors
+    build_relations(store, profile)
+    yield store
+    store.close()
+
+
+@pytest.fixture(scope="module")
+def git_kb(tmp_path_factory: pytest.TempPathFactory):
+    store, _repo, _shas = five_cases_kb(tmp_path_factory.mktemp("golden-git"))
+    yield store
+    store.close()
+
+
 @pytest.mark.parametrize(("number", "lang", "fmt"), CASES)
-def test_golden(kb, number, lang, fmt):
-    got = render_report(kb, number, lang=lang, fmt=fmt)
+def test_golden(request, number, lang, fmt):
+    which = "bundled_kb" if number in BUNDLED else "git_kb" if number in GIT_CASES else "kb"
+    got = render_report(request.getfixturevalue(which), number, lang=lang, fmt=fmt)
     path = GOLDEN / f"pr-{number}.{lang}.{fmt}"
     if os.environ.get("PRKB_UPDATE_GOLDEN") == "1":
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -100,3 +134,44 @@ def test_golden_facts(kb):
     assert "`FlashInferMetadataBuilder` (declared `ALWAYS`): unknown, not checked" in other
     assert "the consistency audit has not checked this PR" in other
     assert "State: open" in other
+
+
+def test_every_zh_golden_keeps_the_zh_style():
+    """The zh style measure (tests/zhstyle.py) over every Chinese golden report: 0."""
+    names = proper_names(load_profile())
+    paths = sorted(GOLDEN.glob("pr-*.zh.md")) + sorted(GOLDEN.glob("pr-*.zh.txt"))
+    assert len(paths) == 2 * len({n for n, _, _ in CASES})
+    for path in paths:
+        found = measure(path.read_text(encoding="utf-8"), names)
+        assert {c: [s.text for s in found[c]] for c in CATEGORIES} == {
+            c: [] for c in CATEGORIES}, path.name
+
+
+def test_golden_facts_of_the_bundled_and_git_cases(bundled_kb, git_kb):
+    """What the bundled and git-collected goldens must say, from their facts."""
+    zh = render_report(bundled_kb, 47144, lang="zh", fmt="md")
+    assert "- 本 PR 修复了 #42885 引入的问题" in zh
+    assert ("  - #47144 把 `TritonMLAMetadataBuilder` 由 `UNIFORM_BATCH` 降为 "
+            "`UNIFORM_SINGLE_TOKEN_DECODE`。\n"
+            "  - #42885 在此 51 天之前把它声明为 `UNIFORM_BATCH`。") in zh
+    assert "  - #47310 未合并即关闭；#42885 引入的问题已由 #47144 修复并合并。" in zh
+    en = render_report(bundled_kb, 45149, lang="en", fmt="md")
+    assert "  - #35719 had last set it, from `NEVER` to `UNIFORM_SINGLE_TOKEN_DECODE`." in en
+    # a bool flag made a level: both spellings and values said
+    assert ("`FooMetadataBuilder`: `full_cudagraph_supported` = `True` became "
+            "`attn_cudagraph_support` = `UNIFORM_SINGLE_TOKEN_DECODE`") in render_report(
+                git_kb, 402, lang="en", fmt="md")
+    # the raise: the class from the commit's file, the reorder call marked and explained
+    raise_ = render_report(git_kb, 404, lang="en", fmt="md")
+    assert "11 +         self._init_reorder_batch_threshold(1, supports_spec_as_decode=True)" \
+        in raise_
+    assert "so its decode threshold grows with the number of speculative tokens" in raise_
+    # the lowering fix: blame ties it to the raise
+    fix = render_report(git_kb, 406, lang="en", fmt="md")
+    assert "This PR fixes a regression from #405 (inferred)" in fix
+    assert "The blamed lines declare `BazMLAMetadataBuilder`: #405 raised or added its level " \
+           "and #406 lowers it." in fix
+    # the run-time override: the method's body shown, the level said to be decided at run time
+    dyn = render_report(git_kb, 407, lang="en", fmt="md")
+    assert "12 +     def get_cudagraph_support(cls, vllm_config, kv_cache_spec):" in dyn
+    assert "`QuxMetadataBuilder` overrides `get_cudagraph_support`" in dyn

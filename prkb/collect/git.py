@@ -25,6 +25,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..analyze.symbols import (
@@ -884,6 +885,8 @@ def git_records(
         [
             StateUpdate("git", scope, "decl_paths", json.dumps(sorted(run.decl_paths))),
             StateUpdate("git", scope, "tip", tip),
+            # where the clone is: reports read a changed class from its blobs (render/report.py)
+            StateUpdate("git", repo_name, "clone", str(Path(path).resolve())),
         ],
         after_relations=True,
     )

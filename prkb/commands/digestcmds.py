@@ -16,8 +16,9 @@ from . import open_store, profile_of
 
 _DESCRIPTION = """\
 Builds the digest of one period from the knowledge base: PRs opened, merged and closed,
-level changes (class: before -> after, PR), new audit findings, risk highlights (core path,
-missing tests) and new relations. Without --send or -o it prints the plain-text digest.
+level changes (one sentence each, as the PR reports say them), new audit findings, risk
+highlights (core path, missing tests) and new relations with their evidence. Without --send
+or -o it prints the plain-text digest.
 
 --send mails one multipart/alternative message (plain text + HTML with inlined CSS, UTF-8)
 to each --to address, one SMTP transaction per recipient. A ledger in the knowledge base

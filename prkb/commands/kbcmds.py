@@ -11,6 +11,7 @@ from typing import Any
 
 from ..atomic import write_atomic
 from ..errors import InputError
+from ..evidence import summary as evidence_summary
 from ..progress import bar, console, json_term, safe_term, warn
 from . import open_store, profile_of
 
@@ -250,7 +251,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         print(safe_term(f"  finding {fd['rule']}: {fd['message_en']}"))
     for r in facts["relations"]:
         arrow = "->" if r["direction"] == "out" else "<-"
-        print(safe_term(f"  {r['type']} {arrow} {r['other']}: {r['evidence']}"))
+        print(safe_term(f"  {r['type']} {arrow} {r['other']}: {evidence_summary(r['evidence'])}"))
     return 0
 
 

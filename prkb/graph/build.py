@@ -12,13 +12,13 @@ timeline: their ``fixes-regression-from`` to another PR becomes ``follow-up-of``
 ``closed_fixes`` (a PR closed unmerged fixes nothing: ``alternative-to`` the merged fix of
 the same culprit, else ``attempts-fix-of``) and ``replacements`` (of two alternatives, a
 merged or open PR newer than a closed unmerged one ``supersedes`` it). Each appends its
-reason to the evidence.
+reason to the evidence (an item of its own kind, see ``prkb.evidence``).
 
 Conflicts: per unordered pair of nodes the strongest type wins (``[relations].priority`` in
 ``data/relations.toml``, then confidence); edges of the winning type are kept in every
 direction they were found (``alternative-to`` is symmetric and stored once, the lower PR
 number as source); when several cues give the same edge, the highest confidence is kept and
-up to three distinct evidence texts are joined with `` | ``, best first.
+the evidence items of up to three distinct cues, best first (``prkb.evidence.merge``).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from .. import evidence as E
 from ..models import Node, Relation
 from ..profile import Profile
 from ..store import Store
@@ -83,11 +84,14 @@ def text_relations(store: Store, profile: Profile, rules: RuleSet | None = None)
             if other.startswith("issue:") and rtype not in rules.issue_types:
                 rtype = "mentions"
             src, dst = (me, other) if tr.direction == "out" else (other, me)
-            ev = f"{whose} {tr.evidence}"
+            quote = {"kind": "quote", "pr": whose, "where": tr.where, "path": tr.path,
+                     "text": tr.quote}
             if tr.older_type and key_number(src) < key_number(dst):
-                ev += (f"; {show_key(src)} is older than {show_key(dst)}, so it cannot have "
-                       "replaced it")
+                ev = E.make(quote, {"kind": "older", "older": show_key(src),
+                                    "newer": show_key(dst)})
                 rtype = tr.older_type
+            else:
+                ev = E.make(quote)
             out.append(Relation(src, dst, rtype, ev, conf, "text"))
         out.extend(_curated(rec, me, known))
     return out
@@ -109,7 +113,8 @@ def _curated(rec: dict[str, Any], me: str, known: _Known) -> list[Relation]:
             continue
         src, dst = (other, me) if item.get("direction") == "in" else (me, other)
         conf = float(item.get("confidence", 1.0))
-        ev = str(item.get("evidence") or "stated in the record")[:300]
+        stated = str(item.get("evidence") or "")[:300]
+        ev = E.make({"kind": "record", "text": stated}) if stated else E.make()
         out.append(Relation(src, dst, str(rtype), ev, max(0.0, min(conf, 1.0)), "curated"))
     return out
 
@@ -134,9 +139,10 @@ def text_names_the_culprit(
         named = culprits.get(r.source)
         if (named and r.type == "fixes-regression-from" and r.origin in ("lineage", "timeline")
                 and r.target not in named):
-            names = ", ".join(show_key(k) for k in sorted(named, key=key_order))
+            names = [show_key(k) for k in sorted(named, key=key_order)]
             r = Relation(r.source, r.target, "follow-up-of",
-                         f"{r.evidence}; the PR's own text names {names} as the culprit",
+                         E.add(r.evidence, {"kind": "culprit-named",
+                                                    "pr": show_key(r.source), "culprits": names}),
                          r.confidence, r.origin)
         out.append(r)
     return out
@@ -158,12 +164,14 @@ def closed_fixes(relations: list[Relation], states: dict[str, str]) -> list[Rela
         for m in fixes:
             out.append(Relation(
                 r.source, m, "alternative-to",
-                f"{r.evidence}; {show_key(r.source)} was closed unmerged and {show_key(m)} is "
-                f"the merged fix of {show_key(r.target)}", r.confidence, r.origin,
+                E.add(r.evidence, {"kind": "closed-unmerged", "pr": show_key(r.source),
+                                   "fix": show_key(m), "of": show_key(r.target)}),
+                r.confidence, r.origin,
             ))
         if not fixes:
             out.append(Relation(r.source, r.target, "attempts-fix-of",
-                                f"{r.evidence}; {show_key(r.source)} was closed unmerged",
+                                E.add(r.evidence, {"kind": "closed-unmerged",
+                                                   "pr": show_key(r.source)}),
                                 r.confidence, r.origin))
     return out
 
@@ -182,8 +190,8 @@ def replacements(relations: list[Relation], prs: dict[str, tuple[str, str]]) -> 
                 if s_old[0] == "closed" and s_new[0] in ("merged", "open") and _older(
                         old, new, s_old[1], s_new[1]):
                     r = Relation(new, old, "supersedes",
-                                 f"{r.evidence}; {show_key(old)} was closed unmerged and is older "
-                                 f"than {show_key(new)}, which is {s_new[0]}",
+                                 E.add(r.evidence, {"kind": "superseded", "old": show_key(old),
+                                                    "new": show_key(new), "state": s_new[0]}),
                                  r.confidence, r.origin)
                     break
         out.append(r)
@@ -217,14 +225,9 @@ def resolve(relations: Iterable[Relation], rules: RuleSet | None = None) -> list
                 edges.setdefault((r.source, r.target), []).append(r)
         for (src, dst), group in edges.items():
             group.sort(key=lambda r: (-r.confidence, r.origin, r.evidence))
-            evidence: list[str] = []
-            for r in group:
-                if r.evidence and r.evidence not in evidence:
-                    evidence.append(r.evidence)
             top = group[0]
-            out.append(
-                Relation(src, dst, best_type, " | ".join(evidence[:3]), top.confidence, top.origin)
-            )
+            out.append(Relation(src, dst, best_type, E.merge([r.evidence for r in group]),
+                                top.confidence, top.origin))
     out.sort(key=lambda r: (key_order(r.source), key_order(r.target), r.type))
     return out
 

@@ -24,6 +24,7 @@ def to_json(g: nx.MultiDiGraph) -> dict[str, Any]:
             "target": node_ref(g, v),
             "type": k,
             "evidence": d.get("evidence", ""),
+            "evidence_items": d.get("items", []),
             "confidence": d.get("confidence"),
             "origin": d.get("origin"),
         }
@@ -81,7 +82,9 @@ def to_graphml(g: nx.MultiDiGraph) -> str:
     for n, d in g.nodes(data=True):
         h.add_node(n, **{k: _graphml_value(v) for k, v in d.items() if v is not None})
     for u, v, k, d in g.edges(keys=True, data=True):
-        h.add_edge(u, v, key=k, **{a: _graphml_value(b) for a, b in d.items() if b is not None})
+        # the evidence items are the JSON export's; GraphML carries their English reading
+        h.add_edge(u, v, key=k, **{a: _graphml_value(b) for a, b in d.items()
+                                   if b is not None and a != "items"})
     writer = _GraphMLWriter(encoding="utf-8", prettyprint=True)
     writer.add_graph_element(h)
     return "\n".join(str(writer).splitlines()) + "\n"

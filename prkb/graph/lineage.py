@@ -27,10 +27,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from .. import evidence as E
 from ..dates import parse_time
 from ..models import Relation
 from ..profile import Profile
 from ..store import Store
+from .nodes import show_key
 from .relations import RuleSet, default_rules, is_fix
 
 FAMILY = "family"
@@ -149,11 +151,6 @@ def _chains(events: list[DeclEvent]) -> dict[tuple[str, str], list[DeclEvent]]:
     return chains
 
 
-def _describe(e: DeclEvent) -> str:
-    attr = e.attr if not e.before_attr or e.before_attr == e.attr else f"{e.before_attr}->{e.attr}"
-    return f"{e.class_name}.{attr}: {e.before or '-'} -> {e.after or '-'} ({e.direction})"
-
-
 def previous_setters(events: list[DeclEvent]) -> list[tuple[DeclEvent, DeclEvent]]:
     """(change, the previous merged change that *set* the same class and attribute's value, by
     another PR). A rename (new spelling or new level name, same value) or a move to another
@@ -175,10 +172,12 @@ def timeline_relations(events: list[DeclEvent], rules: RuleSet | None = None) ->
     conf = rules.number("timeline_confidence", 1.0)
     out = []
     for e, prev in previous_setters(events):
-        ev = (
-            f"{_describe(e)}; last set by {prev.label()}: "
-            f"{prev.before or '-'} -> {prev.after or '-'}"
-        )
+        ev = E.make({
+            "kind": "last-set", "class": e.class_name, "attr": e.attr,
+            "before_attr": e.before_attr if e.before_attr and e.before_attr != e.attr else None,
+            "before": e.before, "after": e.after, "direction": e.direction,
+            "by": prev.label(), "by_before": prev.before, "by_after": prev.after,
+        })
         out.append(Relation(e.key, prev.key, "modifies-declaration-of", ev, conf, "timeline"))
     return out
 
@@ -210,17 +209,16 @@ def regression_candidates(
         days = days_between(prev.date, e.date)
         if days is not None and days > window:
             continue
-        back = (
-            " back to the level before it"
-            if profile.normalize_level(e.after or "") == profile.normalize_level(prev.before or "")
-            else ""
-        )
-        when = f" {days:.0f} days earlier" if days is not None else ""
-        ev = (
-            f"lowers {e.class_name} {e.before} -> {e.after}{back}, which {prev.label()} "
-            f"{prev.direction} ({prev.before or '-'} -> {prev.after}){when}; fix: "
-            f"{e.title[:80]}"
-        )
+        back = (profile.normalize_level(e.after or "")
+                == profile.normalize_level(prev.before or ""))
+        ev = E.make({
+            "kind": "undoes-level", "pr": e.label(), "class": e.class_name, "before": e.before,
+            "after": e.after,
+            "back": back, "by": prev.label(), "by_direction": prev.direction,
+            "by_before": prev.before, "by_after": prev.after,
+            "days": round(days) if days is not None else None,
+            "title": e.title if len(e.title) <= 200 else e.title[:199] + "\u2026",
+        })
         out.append(Relation(e.key, prev.key, "fixes-regression-from", ev, conf, "timeline"))
     return out
 
@@ -309,29 +307,29 @@ def lineage_relations(
             n = sum(h[2] for h in hits)
             files = sorted({h[0] for h in hits})
             shas = sorted({h[1][:12] for h in hits})
-            ev = (
-                f"blame on the parent: {n} changed line(s) in {', '.join(files)[:120]} last "
-                f"changed by {', '.join(shas)}"
-            )
+            blame = {"kind": "blame", "lines": n, "files": files[:5], "commits": shas[:5],
+                     "by": show_key(target)}
             if profile.title_has("revert", title):
-                out.append(Relation(me, target, "reverts", ev + "; revert title", lineage_conf,
-                                    "lineage"))
+                out.append(Relation(me, target, "reverts",
+                                    E.make(blame, {"kind": "revert-title", "pr": show_key(me)}),
+                                    lineage_conf, "lineage"))
                 continue
             raised = {c for c, _, d in moves.get(ids.get(target, -1), [])
                       if d in ("raised", "added")}
             decl_files = {h[0] for h in hits if h[3]}
             undone = sorted(c for c, f in lowered if c in raised and f in decl_files)
             if undone:
-                cue = (f"the blamed lines declare {', '.join(undone)[:80]}, whose level the "
-                       f"earlier PR raised or added and this PR lowers")
-                out.append(Relation(me, target, "fixes-regression-from", f"{ev}; {cue}",
+                cue = {"kind": "blamed-declaration", "classes": undone[:5], "pr": show_key(me),
+                       "by": show_key(target)}
+                out.append(Relation(me, target, "fixes-regression-from", E.make(blame, cue),
                                     regress_conf, "lineage"))
             elif target in named:
-                out.append(Relation(me, target, "fixes-regression-from",
-                                    f"{ev}; the PR's text names it as the culprit",
+                cue = {"kind": "culprit-named", "pr": show_key(me), "culprits": [show_key(target)]}
+                out.append(Relation(me, target, "fixes-regression-from", E.make(blame, cue),
                                     regress_conf, "lineage"))
             else:
-                out.append(Relation(me, target, "follow-up-of", ev, lineage_conf, "lineage"))
+                out.append(Relation(me, target, "follow-up-of", E.make(blame), lineage_conf,
+                                    "lineage"))
     return out, unmapped
 
 
@@ -422,11 +420,12 @@ def code_alternatives(
                 if (src, dst) in seen:
                     continue
                 seen.add((src, dst))
-                why = f"titles {sim:.0%} alike" if sim >= threshold else ""
-                if common:
-                    why = (why + "; " if why else "") + f"both name {sorted(common)[0]}"
-                ev = f"both change {cls}.{attr if attr != FAMILY else profile.display} within " \
-                     f"{days:.0f} days, one closed unmerged; {why}"
+                ev = E.make({
+                    "kind": "same-change", "class": cls,
+                    "attr": attr if attr != FAMILY else profile.display, "days": round(days),
+                    "similarity": round(sim, 2) if sim >= threshold else None,
+                    "test": sorted(common)[0] if common else None,
+                })
                 out.append(Relation(src, dst, "alternative-to", ev, conf, "code"))
     return out
 

@@ -12,6 +12,8 @@ from typing import Any
 import networkx as nx
 
 from ..errors import InputError, NotFound
+from ..evidence import loads as evidence_items
+from ..evidence import summary as evidence_summary
 from ..models import Node, node_key
 from ..profile import Profile
 from ..store import Store
@@ -49,8 +51,8 @@ def load_graph(store: Store) -> nx.MultiDiGraph:
                 n = Node.from_key(k)
                 g.add_node(k, kind=n.kind, number=n.number, title=None, repo=n.repo)
         g.add_edge(
-            e.source, e.target, key=e.type, type=e.type, evidence=e.evidence,
-            confidence=e.confidence, origin=e.origin,
+            e.source, e.target, key=e.type, type=e.type, evidence=evidence_summary(e.evidence),
+            items=evidence_items(e.evidence), confidence=e.confidence, origin=e.origin,
         )
     return g
 

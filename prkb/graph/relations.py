@@ -256,11 +256,13 @@ class TextRelation:
     ref: Reference
     type: str
     direction: str  # out: this PR -> ref; in: ref -> this PR
-    evidence: str
+    where: str  # the field the reference is in: title, body, comment, review, review-comment
+    quote: str  # the words around the reference, as written (cut to ``evidence_chars``)
     confidence: float
     # the type to give instead when the PR the edge starts from is older than the one it
     # points to (``older_type`` of the rule; see data/relations.toml)
     older_type: str | None = None
+    path: str | None = None  # the file of a review comment
 
 
 def sentences(text: str) -> list[str]:
@@ -299,9 +301,15 @@ def _clause(pre: str, rules: RuleSet) -> str:
 
 
 def _evidence(sentence: str, start: int, end: int, limit: int) -> str:
+    """The words around a reference, about ``limit`` characters, cut between words."""
     half = max(20, limit // 2)
     a = max(0, start - half)
     b = min(len(sentence), end + half)
+    # a cut inside a word moves to the word's edge (towards the reference)
+    while 0 < a < start and not sentence[a - 1].isspace():
+        a += 1
+    while start < b < len(sentence) and not sentence[b].isspace():
+        b -= 1
     text = sentence[a:b].strip()
     if a > 0:
         text = "\u2026" + text
@@ -388,8 +396,10 @@ def relations_in_text(
     where: str,
     profile: Profile,
     rules: RuleSet | None = None,
+    path: str | None = None,
 ) -> list[TextRelation]:
-    """Every reference in one text of PR ``number`` (``where``: body, comment, review...)."""
+    """Every reference in one text of PR ``number`` (``where``: body, comment, review,
+    review-comment with the commented file as ``path``...)."""
     rules = rules or default_rules()
     if not text:
         return []
@@ -411,13 +421,15 @@ def relations_in_text(
             if res is None:
                 continue
             rtype, direction, conf, older = res
-            ev = f"{where}: {restore_code(_evidence(sent, start, end, limit), codes)}"
-            out.append(TextRelation(number or 0, ref, rtype, direction, ev, conf, older))
+            quote = restore_code(_evidence(sent, start, end, limit), codes)
+            out.append(TextRelation(number or 0, ref, rtype, direction, where, quote, conf, older,
+                                    path))
     for m in rules.revert_commit.finditer(clean):
         sha = m.group("sha").lower()
         ref = Reference(0, None, False, commit=sha)
-        ev = f"{where}: {restore_code(_evidence(clean, m.start(), m.end(), limit), codes)}"
-        out.append(TextRelation(number or 0, ref, "reverts", "out", ev, 0.9))
+        quote = restore_code(_evidence(clean, m.start(), m.end(), limit), codes)
+        out.append(TextRelation(number or 0, ref, "reverts", "out", where, quote, 0.9,
+                                path=path))
     return out
 
 
@@ -435,9 +447,8 @@ def relations_in_title(
         for r in re.finditer(r"\(#(\d+)\)\s*$", inner):
             n = int(r.group(1))
             if n != number:
-                ev = f"title: {title[:140]}"
                 out.append(TextRelation(number or 0, Reference(n, None, False), "reverts", "out",
-                                        ev, 0.9))
+                                        "title", title[:140], 0.9))
         return out
     # the squash-merge suffix "(#N)" is the PR itself; drop it before reading the title
     stripped = re.sub(r"\s*\(#\d+\)\s*$", "", title)
@@ -454,16 +465,16 @@ def relations_of_record(
     number = rec.get("number")
     title = rec.get("title") or ""
     out = relations_in_title(title, number=number, profile=profile, rules=rules)
-    texts: list[tuple[str, str]] = [("body", rec.get("body") or "")]
-    texts += [("review", r.get("body") or "") for r in rec.get("reviews") or []]
-    texts += [("comment", c.get("body") or "") for c in rec.get("comments") or []]
-    for c in rec.get("review_comments") or []:
-        where = f"review comment on {c.get('path')}" if c.get("path") else "review comment"
-        texts.append((where, c.get("body") or ""))
-    for where, text in texts:
+    texts: list[tuple[str, str, str | None]] = [("body", rec.get("body") or "", None)]
+    texts += [("review", r.get("body") or "", None) for r in rec.get("reviews") or []]
+    texts += [("comment", c.get("body") or "", None) for c in rec.get("comments") or []]
+    texts += [("review-comment", c.get("body") or "", str(c["path"]) if c.get("path") else None)
+              for c in rec.get("review_comments") or []]
+    for where, text, path in texts:
         out.extend(
             relations_in_text(
-                text, number=number, title=title, where=where, profile=profile, rules=rules
+                text, number=number, title=title, where=where, profile=profile, rules=rules,
+                path=path,
             )
         )
     return out

@@ -20,6 +20,7 @@ from markupsafe import Markup, escape
 
 from ..dates import parse_day, parse_time
 from ..errors import InputError
+from ..evidence import loads as evidence_items
 from ..glossary import label, risk_tag
 from ..graph.relations import is_inferred
 from ..profile import Profile, load_profile
@@ -143,6 +144,18 @@ class LevelChange:
     after: str | None
     direction: str
     pr: PrItem
+    # the change as the report's change sentence reads it (report/_changes.j2)
+    facts: dict[str, Any] = field(default_factory=dict)
+
+
+def _change_facts(row: dict[str, Any]) -> dict[str, Any]:
+    """A stored declaration change in the shape of the report's ``changes`` items."""
+    from ..render.report import WHY_IN_A_WORD
+
+    return {"class": row["class_name"], "attr": row["attr"], "direction": row["direction"],
+            "before": row["before"], "after": row["after"], "before_attr": row["before_attr"],
+            "before_file": row["before_file"],
+            "why": WHY_IN_A_WORD.get(row["direction"], "changed")}
 
 
 @dataclass
@@ -166,7 +179,7 @@ class RelationItem:
     source: str
     target: str
     type: str
-    evidence: str
+    evidence: list[dict[str, Any]]  # items of prkb/evidence.py, worded by report/_evidence.j2
     source_number: int | None
     target_number: int | None
     # read only from code lineage or a heuristic (graph.relations.is_inferred): the digest
@@ -257,7 +270,8 @@ def gather(store: Store, period: Period, profile: Profile | None = None) -> Dige
         for r in store.symbol_changes_of(pr_id):
             dg.level_changes.append(
                 LevelChange(
-                    r["class_name"], r["file"], r["before"], r["after"], r["direction"], it
+                    r["class_name"], r["file"], r["before"], r["after"], r["direction"], it,
+                    _change_facts(r),
                 )
             )
         for r in store.findings_of(pr_id):
@@ -287,7 +301,7 @@ def gather(store: Store, period: Period, profile: Profile | None = None) -> Dige
             continue
         dg.relations.append(
             RelationItem(
-                r["source"], r["target"], r["type"], r["evidence"] or "",
+                r["source"], r["target"], r["type"], evidence_items(r["evidence"]),
                 _pr_number(r["source"]), _pr_number(r["target"]),
                 is_inferred(r["origin"], r["confidence"]),
             )
@@ -467,6 +481,7 @@ class DigestText:
     h1 = end_h1 = h2 = end_h2 = period = empty = end_p = ul = end_ul = end_li = ""
     end_section = ""
     li = "• "
+    li2 = "  – "  # an item of a list inside an item (a relation's evidence)
     online_sep = "\n"
 
     @staticmethod
@@ -502,6 +517,7 @@ class DigestHtml:
     period, empty, end_p = Markup('<p class="period">'), Markup('<p class="empty">'), Markup(
         "</p>")
     ul, end_ul, li, end_li = Markup("<ul>"), Markup("</ul>"), Markup("<li>"), Markup("</li>")
+    li2 = li
     end_section = Markup("</section>")
     online_sep = Markup(" · ")
 
@@ -535,6 +551,7 @@ def _env(lang: str, html: bool = False) -> Any:
     """The digest's Jinja2 environment for ``lang`` (shared i18n setup, Babel catalogs),
     built once: its filters depend only on the language. ``html``: every template escapes
     (the section's one template is rendered both ways)."""
+    from ..render.formats import FORMATTERS, filters_of
     from ..render.i18n import bytecode_cache, jinja_env
     from ..render.jinja_calls import PlainCallContext
 
@@ -547,6 +564,12 @@ def _env(lang: str, html: bool = False) -> Any:
     for name in ("open_section", "pr_ref", "date", "code", "tags"):
         plain_call(getattr(formatter, name))
     env.filters["plain"] = plain
+    # the sentences the digest shares with the report (report/_changes.j2, _relations.j2,
+    # _evidence.j2) take their markup from the report's formatter of the same kind
+    report_fmt = FORMATTERS["html" if html else "txt"]
+    env.filters.update({k: v for k, v in filters_of(report_fmt).items() if k in ("c", "q")})
+    env.globals["codes"] = report_fmt.codes
+    env.globals["L"] = env.get_template("report/_labels.j2").make_module()
     return env
 
 

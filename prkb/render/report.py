@@ -18,11 +18,12 @@ from typing import Any
 
 import jinja2
 
-from ..analyze.excerpt import Excerpt, excerpt_from_patch
+from ..analyze.excerpt import Excerpt, changed_lines, excerpt_from_patch, excerpt_from_source
 from ..analyze.risk import is_declaration_core, platform_split, risk_tags_for
 from ..analyze.scope import Scope, scope_of
 from ..analyze.topics import synthesize
 from ..errors import InputError
+from ..gitobj import GitError, GitRepo
 from ..graph.relations import is_inferred
 from ..models import Finding, SymbolChange
 from ..profile import Profile, load_profile
@@ -234,24 +235,51 @@ def _key_files(
     return shown, {"count": len(rest), "lines": lines}
 
 
+def _clone(store: Store, facts: dict[str, Any]) -> GitRepo | None:
+    """The clone the git collector read this PR's repository from (its ``clone`` cursor),
+    when the record's code comes from git and the clone is still there; else None."""
+    if facts["source"] not in ("git", "git+github") or not facts.get("merge_commit_sha"):
+        return None
+    path = store.get_state("git", facts["repo"], "clone")
+    if not path:
+        return None
+    try:
+        return GitRepo(path)
+    except (GitError, InputError):  # the clone moved or is gone: the patch is read instead
+        return None
+
+
 def _excerpts(
     path: str, patch: str | None, changes: list[dict[str, Any]], profile: Profile,
-) -> list[dict[str, Any]]:
-    """The explained excerpt of each class whose declaration this PR changed in ``path``,
-    from the stored patch (the class as it reads after the change, changed lines marked)."""
-    if not patch:
-        return []
+    blob: tuple[GitRepo, str] | None = None,
+) -> tuple[list[dict[str, Any]], bool]:
+    """The explained excerpt of each class whose declaration this PR changed in ``path``: the
+    class as it reads after the change, changed lines marked. From the file at the merge
+    commit when ``blob`` (the clone and the commit) is given and the clone has it, else from
+    the stored patch. Also whether the clone was asked and lacked the file's blob."""
+    text: str | None = None
+    if blob is not None:
+        git, sha = blob
+        try:
+            text = git.read_text(f"{sha}:{path}")
+        except GitError:
+            text = None
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
     for c in changes:
         if c["file"] != path or c["class"] in seen or c["direction"] in ("removed",):
             continue
         seen.add(c["class"])
-        ex = excerpt_from_patch(patch, path, c["class"], c["attr"], profile,
-                                level=c["after"] if c["after"] != "overridden" else None)
+        ex = None
+        if text is not None:
+            ex = excerpt_from_source(text, path, c["class"], c["attr"], profile,
+                                     changed=changed_lines(patch) if patch else frozenset())
+        if ex is None and patch:
+            ex = excerpt_from_patch(patch, path, c["class"], c["attr"], profile,
+                                    level=c["after"] if c["after"] != "overridden" else None)
         if ex is not None and ex.blocks:
             out.append(_excerpt(ex, c))
-    return out
+    return out, blob is not None and text is None
 
 
 def _excerpt(ex: Excerpt, change: dict[str, Any]) -> dict[str, Any]:
@@ -266,6 +294,7 @@ def _excerpt(ex: Excerpt, change: dict[str, Any]) -> dict[str, Any]:
             mark = "+" if ln.changed else " "
             rows.append(f"{ln.number or '':>{width}} {mark} {ln.text}")
     return {"class": ex.class_name, "attr": ex.attr, "file": ex.file, "source": ex.source,
+            "commit": None,
             "text": "\n".join(rows), "truncated": ex.truncated,
             "changed": sum(ln.changed for b in ex.blocks for ln in b.lines),
             "before": change["before"], "after": change["after"],
@@ -461,25 +490,35 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
     # shown; a big PR's other files are only counted)
     code = []
     code_more = 0
-    for path in sorted({f["path"] for f in files} | {c["file"] for c in changes}):
-        hunks, cut = key_hunks(patches.get(path), profile)
-        if path not in shown_paths and not any(c["file"] == path for c in changes):
-            code_more += bool(hunks)
-            continue
-        explained = _excerpts(path, patches.get(path), changes, profile)
-        if explained:
-            code.append({"file": path, "kind": "excerpt", "excerpts": explained, "hunks": [],
-                         "cut": any(x["truncated"] for x in explained)})
-            continue
-        if hunks:
-            code.append({"file": path, "kind": "patch", "hunks": hunks, "cut": cut})
-            continue
-        own = [c for c in changes if c["file"] == path]
-        if own:
-            code.append(
-                {"file": path, "kind": "rebuilt", "hunks": [rebuilt(c, profile) for c in own],
-                 "cut": False}
-            )
+    # the changed classes from the files at the merge commit, when the clone is known
+    git = _clone(store, facts) if changes else None
+    try:
+        for path in sorted({f["path"] for f in files} | {c["file"] for c in changes}):
+            hunks, cut = key_hunks(patches.get(path), profile)
+            if path not in shown_paths and not any(c["file"] == path for c in changes):
+                code_more += bool(hunks)
+                continue
+            blob = (git, str(facts["merge_commit_sha"])) if git is not None else None
+            explained, missing = _excerpts(path, patches.get(path), changes, profile, blob)
+            for x in explained:
+                x["commit"] = facts["merge_commit_sha"] if x["source"] == "blob" else None
+            if explained:
+                code.append({"file": path, "kind": "excerpt", "excerpts": explained,
+                             "hunks": [], "cut": any(x["truncated"] for x in explained),
+                             "blob_missing": missing})
+                continue
+            if hunks:
+                code.append({"file": path, "kind": "patch", "hunks": hunks, "cut": cut,
+                             "blob_missing": missing})
+                continue
+            own = [c for c in changes if c["file"] == path]
+            if own:
+                code.append({"file": path, "kind": "rebuilt",
+                             "hunks": [rebuilt(c, profile) for c in own], "cut": False,
+                             "blob_missing": missing})
+    finally:
+        if git is not None:
+            git.close()
 
     # tests
     sections = body_sections(body, skip=notes)

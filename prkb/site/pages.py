@@ -84,9 +84,10 @@ def _other(data: SiteData, key: str) -> dict[str, Any]:
 
 def related(data: SiteData, pr: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
-    for type_, direction, other, evidence, confidence, origin in pr["relations"]:
+    # the evidence is worded in the report on the same page (report/_evidence.j2)
+    for type_, direction, other, _evidence, confidence, origin in pr["relations"]:
         out.append({"type": type_, "direction": direction, "other": _other(data, other),
-                    "evidence": evidence, "confidence": confidence, "origin": origin,
+                    "confidence": confidence, "origin": origin,
                     "inferred": is_inferred(origin, confidence)})
     return out
 

@@ -244,6 +244,17 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE TABLE IF NOT EXISTS kb_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
         """,
     ),
+    (
+        "0008_evidence_items",
+        """
+        -- relation evidence is a JSON list of items, each with a kind (prkb/evidence.py).
+        -- Text stored before that becomes one "legacy" item (shown as a quote), no text an
+        -- empty list. prkb rebuild derives the items anew.
+        UPDATE relations SET evidence = CASE WHEN evidence = '' THEN '[]'
+            ELSE json_array(json_object('kind', 'legacy', 'text', evidence)) END
+            WHERE NOT (json_valid(evidence) AND json_type(evidence) = 'array');
+        """,
+    ),
 ]
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..errors import NotFound
+from ..evidence import loads as evidence_items
 from ..glossary import risk_tag
 from ..models import Finding, KbSummary, StoredPr, SymbolChange
 from .core import StoreBase
@@ -340,7 +341,7 @@ class PrQueries(StoreBase):
                     "type": r["type"],
                     "other": _other(other),
                     "direction": "out" if out else "in",
-                    "evidence": r["evidence"],
+                    "evidence": evidence_items(r["evidence"]),
                     "confidence": r["confidence"],
                     "origin": r["origin"],
                 }
