@@ -325,9 +325,10 @@ def _platform_label(profile: Profile, code: str, lang: str) -> str:
 def localize(base: dict[str, Any], lang: str, profile: Profile) -> dict[str, Any]:
     """The report context of ``lang`` from the language-independent ``report_facts``.
 
-    Only what differs by language is built anew (level meanings, platform labels, finding
-    messages, profile title, core-rule reason); the rest is shared with ``base``, which is
-    left unchanged (a cache may hand the same ``base`` to both languages).
+    Only what differs by language is built anew (level meanings, the profile's wording,
+    platform labels, finding messages, profile title, core-rule reason); the rest is shared
+    with ``base``, which is left unchanged (a cache may hand the same ``base`` to both
+    languages).
     """
     if lang not in LANGS:
         raise InputError(f"unknown language {lang!r}: use one of {', '.join(LANGS)}")
@@ -353,7 +354,8 @@ def localize(base: dict[str, Any], lang: str, profile: Profile) -> dict[str, Any
         "lang": lang,
         "profile": {**base["profile"],
                     "title": profile.title_zh if lang == "zh" else profile.title_en,
-                    "meanings": profile.level_meaning.get(lang, {})},
+                    "meanings": profile.level_meaning.get(lang, {}),
+                    "wording": profile.words(lang)},
         "changes": changes,
         "risks": {
             **risks,
