@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from gitrepo import GitRepoBuilder
+from zhstyle import counts, measure, proper_names
 
 from prkb.collect.git import collect_git
 from prkb.paths import data_dir, templates_dir
@@ -159,6 +160,37 @@ def test_the_profile_words_are_said(outputs: dict[str, str]) -> None:
         assert _words("raise_gain", lang).split("{before}")[0] in page
     digest = outputs["digest text"] + outputs["digest html"]
     assert "FlashMLAMetadataBuilder" in digest and "#304" in digest
+
+
+def test_a_first_declaration_of_the_default_level_is_no_raise(outputs: dict[str, str]) -> None:
+    """Not a raise in the tags, nor in the recommended action (it was "a performance change
+    without a test")."""
+    md = outputs["report 301 en md"]
+    assert "level raised" not in md and "SINGLE_ONLY" in md
+    assert "Recommended action: Review the changed declaration." in md
+    assert "performance change" not in md
+    raised = outputs["report 302 en md"]
+    assert "level raised" in raised and "Recommended action: A performance change" in raised
+
+
+def test_no_rule_text_without_a_rule(outputs: dict[str, str]) -> None:
+    """The profile has no rule module and its [audit] names no threshold mechanism: no report
+    says a word of decode thresholds (the key code's notes said "Threshold mechanism: ...")."""
+    said = {name for name, text in outputs.items()
+            if re.search(r"threshold|阈值", text, re.IGNORECASE)}
+    assert said == set()
+    assert "now declares" in outputs["report 302 en md"]  # the key code's notes are there
+
+
+def test_the_chinese_reports_keep_the_zh_style(outputs: dict[str, str]) -> None:
+    """The profile's zh words are Chinese: its reports hold no Latin word outside code,
+    quotes and its proper names (tests/zhstyle.py), as the bundled reports."""
+    names = proper_names(load_profile("vllm-query-len"))
+    zh = {k: v for k, v in outputs.items() if k.startswith("report") and " zh " in k
+          and not k.endswith(" html")}
+    assert len(zh) == 10
+    found = {k: c for k, v in zh.items() if any((c := counts(measure(v, names))).values())}
+    assert found == {}
 
 
 def test_the_bundled_profiles_say_their_own_feed_titles() -> None:
