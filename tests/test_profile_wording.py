@@ -180,6 +180,14 @@ def test_no_rule_text_without_a_rule(outputs: dict[str, str]) -> None:
             if re.search(r"threshold|阈值", text, re.IGNORECASE)}
     assert said == set()
     assert "now declares" in outputs["report 302 en md"]  # the key code's notes are there
+    # and no audit is claimed: the report and the audit page say none is run
+    for n in range(301, 306):
+        assert "Consistency audit: none (the profile names no audit rule)" in \
+            outputs[f"report {n} en md"]
+        assert "一致性审计：无（该配置未指定审计规则）" in outputs[f"report {n} zh md"]
+    for lang in ("en", "zh"):
+        assert "The audit has no findings" not in outputs[f"site {lang}/audit.html"]
+    assert "Nothing is audited: the profile names no audit rule." in outputs["site en/audit.html"]
 
 
 def test_the_chinese_reports_keep_the_zh_style(outputs: dict[str, str]) -> None:

@@ -564,6 +564,7 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
     return {
         "profile": {
             "name": profile.name,
+            "rules": profile.rules,  # "" when the profile has no audit rule module
             "display": profile.display,
             "enum": profile.enum,
             "reorder_call": reorder,
