@@ -161,7 +161,7 @@ def parse_table(text: str, profile: Profile) -> DocTable:
         tokens = md.parse(text)
     except Exception as e:  # markdown-it raises only on pathological input
         raise TableError(f"the document cannot be parsed as Markdown: {e}") from None
-    family = {norm(f) for f in profile.family}
+    family = {norm(f) for f in (*profile.family, profile.display)}
     tables: list[tuple[int, list[str], list[tuple[int, list[str]]]]] = []
     i = 0
     while i < len(tokens):
@@ -197,7 +197,7 @@ def parse_table(text: str, profile: Profile) -> DocTable:
         i += 1
     chosen = None
     for start, header, body in tables:
-        level_cols = [h for h in header if norm(h) in family or "cudagraph" in norm(h)]
+        level_cols = [h for h in header if norm(h) in family]
         if level_cols:
             chosen = (start, header, body, level_cols[0])
             break

@@ -17,6 +17,18 @@ from .paths import data_dir
 DEFAULT_PROFILE = "vllm-cudagraph"
 SCHEMA = "profile.schema.json"  # beside the profiles, in data/profiles/
 
+#: The keys of ``[wording]`` (as ``profile.schema.json`` lists them; a test holds them equal).
+WORDING_KEYS = ("feed", "digest_feed", "level", "raise_gain", "raise_risk", "lower_gain",
+                "lower_cost", "lowered_test", "raised_test", "core_tag")
+#: The placeholders each ``[wording]`` text may hold (README, "Profiles"); a template replaces
+#: them with the class and levels of the change it words. Keys not named here take none.
+WORDING_PLACEHOLDERS: dict[str, frozenset[str]] = {
+    "raise_gain": frozenset({"before", "after"}),
+    "raise_risk": frozenset({"cls"}),
+    "lower_gain": frozenset({"cls", "before", "after"}),
+}
+_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+
 
 @dataclass(frozen=True)
 class Platform:
@@ -55,6 +67,8 @@ class Profile:
     features: dict[str, tuple[str, ...]]
     audit: dict[str, Any]
     docs: dict[str, Any]
+    #: ``[wording]``: key -> {"en": ..., "zh": ...}, the profile's domain words
+    wording: dict[str, dict[str, str]] = field(default_factory=dict)
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
     #: sha256 of the profile file's text (what the knowledge base records)
     content_hash: str = ""
@@ -152,6 +166,11 @@ class Profile:
                 found.append(plat)
         return found
 
+    def words(self, lang: str) -> dict[str, str]:
+        """The ``[wording]`` texts of ``lang`` by key (both languages are required per key);
+        a key the profile leaves out is ``""``, and the template says its generic text."""
+        return {k: self.wording.get(k, {}).get(lang, "") for k in WORDING_KEYS}
+
     def title_has(self, kind: str, title: str) -> bool:
         tags = {t.strip().lower() for t in re.findall(r"\[([^\]]+)\]", title or "")}
         words = self.title_tags.get(kind, ())
@@ -245,6 +264,16 @@ def validate_profile(raw: dict[str, Any], path: Path | str) -> None:
                 f"profile {path}: {where}: {value!r} is not one of levels.order "
                 f"({', '.join(levels)})"
             )
+    for key, texts in raw.get("wording", {}).items():
+        takes = WORDING_PLACEHOLDERS.get(key, frozenset())
+        for lang, text in texts.items():
+            for name in _PLACEHOLDER.findall(text):
+                if name not in takes:
+                    allowed = ", ".join(f"{{{n}}}" for n in sorted(takes)) or "none"
+                    raise InputError(
+                        f"profile {path}: wording.{key}.{lang}: unknown placeholder "
+                        f"{{{name}}} (this key takes {allowed})"
+                    )
     rules = raw["profile"].get("rules", "")
     if rules and not (Path(__file__).parent / "analyze" / "rules" / f"{rules}.py").is_file():
         known = sorted(p.stem for p in (Path(__file__).parent / "analyze" / "rules").glob("*.py")
@@ -297,5 +326,6 @@ def _build(raw: dict[str, Any]) -> Profile:
         features={k: _tuple(v) for k, v in raw.get("features", {}).items()},
         audit=dict(raw.get("audit", {})),
         docs=dict(raw.get("docs", {})),
+        wording={k: dict(v) for k, v in raw.get("wording", {}).items()},
         raw=raw,
     )

@@ -149,3 +149,13 @@ def test_without_the_unlisted_sentence_no_missing_builders(tmp_path, capsys):
     data = json.loads(out)
     assert data["missing"] == [] and data["unlisted_means_default"] is False
     assert rc == 1  # the stale and orphan rows remain
+
+
+def test_the_level_column_is_the_profile_symbol_only() -> None:
+    """The column is found by the profile's spellings, never by a domain word in the code: the
+    CUDA-graph table has no column of the query-length profile (it took `cudagraph_support`)."""
+    assert parse_table(TABLE, load_profile()).level_col == "cudagraph_support"
+    with pytest.raises(TableError, match="query_len_support column"):
+        parse_table(TABLE, load_profile("vllm-query-len"))
+    own = TABLE.replace("| cudagraph_support |", "| query_len_support |")
+    assert parse_table(own, load_profile("vllm-query-len")).level_col == "query_len_support"

@@ -138,6 +138,7 @@ def proper_names(profile: Any = None) -> set[str]:
     zh_texts: list[str] = [profile.title_zh, str(profile.core_rule.get("zh") or "")]
     zh_texts += list(profile.level_meaning.get("zh", {}).values())
     zh_texts += [p.zh for p in profile.platforms]
+    zh_texts += [t for t in profile.words("zh").values() if t]  # its [wording]
     for t in zh_texts:
         names.update(m.group(0) for m in _WORD.finditer(t))
     names.update(_glossary_zh_words())

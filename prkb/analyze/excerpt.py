@@ -25,8 +25,9 @@ it), ``dynamic`` (it overrides a dynamic-support method), ``threshold-query-len`
 ``grows``: ``yes``/``no``/``unknown`` read literally from those values, see
 :func:`_threshold_notes`), ``threshold-none`` (the whole class sets no threshold: it inherits
 one; only from a whole file) and ``threshold-not-shown`` (the patch shows none: unknown, not
-absent). The consistency audit's stored verdict stays the authority on whether a builder can
-take speculative decoding; these notes only say what the shown code reads.
+absent); no threshold note at all when the profile's ``[audit]`` names no mechanism. The
+consistency audit's stored verdict stays the authority on whether a builder can take
+speculative decoding; these notes only say what the shown code reads.
 """
 
 from __future__ import annotations
@@ -154,7 +155,9 @@ def _threshold_notes(facts: ClassFacts, profile: Profile) -> list[Note]:
       ``unknown`` (a constant above 1 is a different mechanism the audit reads).
     - ``threshold-none``: none of these in the class (it inherits its parent's).
     """
-    qattr, tattr, _ = _names(profile)
+    qattr, tattr, call = _names(profile)
+    if not (qattr or tattr or call):
+        return []  # the profile names no threshold mechanism: nothing to read
     a = profile.audit
     out: list[Note] = []
     if qattr and qattr in facts.values:
@@ -370,6 +373,8 @@ def _patch_threshold(mine: list[tuple[int, str, bool, int]], profile: Profile) -
     """What the shown lines say of the threshold mechanism (``threshold-not-shown`` when
     nothing: the rest of the class is not in the patch, so nothing is known of it)."""
     qattr, tattr, call = _names(profile)
+    if not (qattr or tattr or call):
+        return []  # the profile names no threshold mechanism: nothing to read
     a = profile.audit
     out: list[Note] = []
     for _, text, _, _ in mine:

@@ -15,7 +15,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "matrix",
         parents=[common],
-        help="support matrix: every metadata builder's CUDA graph level at a revision",
+        help="support matrix: every metadata builder's level of the profile's symbol at a revision",
         description=(
             "One row per metadata builder at REV, read from git objects: registered backend name "
             "(from get_name()/get_builder_cls() where static), builder class, file, declared and "

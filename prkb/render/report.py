@@ -86,16 +86,25 @@ def _meaning(profile: Profile, lang: str, value: str | None) -> str | None:
 
 def _recommend(
     changes: list[dict[str, Any]], findings: list[Any], missing_tests: bool,
-    spec_state: str | None, flag_levels: set[str],
+    spec_state: str | None, flag_levels: set[str], profile: Profile,
 ) -> str:
     """The recommended-action code (templates word it). ``spec_state``: the consistency
-    audit's reading of the raised classes (see ``_spec_readiness``)."""
+    audit's reading of the raised classes (see ``_spec_readiness``). A first declaration
+    counts as a raise only above the profile's default level (as in ``analyze/scope.py``)."""
     dirs = {c["direction"] for c in changes}
     if findings:
         return "resolve-findings"
     if "lowered" in dirs:
         return "lowered-add-test" if missing_tests else "lowered"
-    raised = [c for c in changes if c["direction"] in ("raised", "added")]
+    default = profile.level_rank(profile.default_level) or 0
+
+    def raises(c: dict[str, Any]) -> bool:
+        if c["direction"] == "raised":
+            return True
+        rank = profile.level_rank(c["after"]) if c["direction"] == "added" else None
+        return rank is not None and rank > default
+
+    raised = [c for c in changes if raises(c)]
     if raised:
         if any(c["after"] in flag_levels for c in raised):
             if spec_state == "not-ready":
@@ -354,9 +363,10 @@ def _platform_label(profile: Profile, code: str, lang: str) -> str:
 def localize(base: dict[str, Any], lang: str, profile: Profile) -> dict[str, Any]:
     """The report context of ``lang`` from the language-independent ``report_facts``.
 
-    Only what differs by language is built anew (level meanings, platform labels, finding
-    messages, profile title, core-rule reason); the rest is shared with ``base``, which is
-    left unchanged (a cache may hand the same ``base`` to both languages).
+    Only what differs by language is built anew (level meanings, the profile's wording,
+    platform labels, finding messages, profile title, core-rule reason); the rest is shared
+    with ``base``, which is left unchanged (a cache may hand the same ``base`` to both
+    languages).
     """
     if lang not in LANGS:
         raise InputError(f"unknown language {lang!r}: use one of {', '.join(LANGS)}")
@@ -382,7 +392,8 @@ def localize(base: dict[str, Any], lang: str, profile: Profile) -> dict[str, Any
         "lang": lang,
         "profile": {**base["profile"],
                     "title": profile.title_zh if lang == "zh" else profile.title_en,
-                    "meanings": profile.level_meaning.get(lang, {})},
+                    "meanings": profile.level_meaning.get(lang, {}),
+                    "wording": profile.words(lang)},
         "changes": changes,
         "risks": {
             **risks,
@@ -592,6 +603,7 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
     return {
         "profile": {
             "name": profile.name,
+            "rules": profile.rules,  # "" when the profile has no audit rule module
             "display": profile.display,
             "enum": profile.enum,
             "reorder_call": reorder,
@@ -622,7 +634,8 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
         "notes": notes,
         "summary": {
             "classes": classes,
-            "action": _recommend(changes, findings, missing_tests, spec["state"], flag_levels),
+            "action": _recommend(changes, findings, missing_tests, spec["state"], flag_levels,
+                                 profile),
         },
         "motivation": {
             "has_body": bool(body.strip()),

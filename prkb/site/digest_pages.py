@@ -194,7 +194,7 @@ def _feed_context(
     weeks: WeekData, rows: Iterable[dict[str, Any]], lang: str, base_url: str | None,
 ) -> dict[str, Any]:
     from ..publish.digest import digest_title, week_period
-    from .feed import digest_feed
+    from .feed import digest_feed, feed_title
 
     entries = [
         {**row, "title": digest_title(week_period(row["key"]), lang, weeks.profile),
@@ -202,4 +202,5 @@ def _feed_context(
         for row in rows
     ]
     return {"body": digest_feed(entries, lang=lang, base_url=base_url,
-                                feed_path=feed_path(lang))}
+                                feed_path=feed_path(lang),
+                                title=feed_title(weeks.profile, lang, digests=True))}

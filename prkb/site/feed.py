@@ -11,12 +11,24 @@ from xml.sax.saxutils import escape
 from feedgen.feed import FeedGenerator
 
 from ..dates import parse_time
+from ..profile import Profile
+from ..render.i18n import gettext
 from ..render.markdown import one_line
 
-_TITLES = {
-    "en": "prkb: pull requests that changed CUDA graph support declarations",
-    "zh": "prkb：变更 CUDA Graph 支持声明的 PR",
-}
+# The generic feed titles (catalog messages, both .po files), said when the profile's
+# [wording] has no ``feed`` / ``digest_feed``: they name the tracked symbol, no domain.
+_FEED_TITLE = "prkb: pull requests that changed %(symbol)s"
+_DIGEST_FEED_TITLE = "prkb: weekly digests of %(symbol)s changes"
+
+
+def feed_title(profile: Profile, lang: str, *, digests: bool = False) -> str:
+    """The title of the site's Atom feed of PRs (``digests``: of weekly digests) in ``lang``:
+    the profile's ``[wording]`` text, else the generic catalog message."""
+    own = profile.words(lang).get("digest_feed" if digests else "feed")
+    if own:
+        return own
+    return gettext(lang, _DIGEST_FEED_TITLE if digests else _FEED_TITLE) % {
+        "symbol": profile.display}
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -42,7 +54,7 @@ def atom_feed(
     items = list(items)
     fg = FeedGenerator()
     fg.id(site_url(base_url or "urn:prkb:", feed_path))
-    fg.title(title or _TITLES.get(lang, _TITLES["en"]))
+    fg.title(title or "prkb")
     fg.language("zh-CN" if lang == "zh" else lang)
     fg.link(href=site_url(base_url, f"{lang}/index.html"), rel="alternate")
     fg.link(href=site_url(base_url, feed_path), rel="self")
@@ -81,21 +93,16 @@ def sitemap(paths: Iterable[str], base_url: str | None) -> bytes:
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
-_DIGEST_TITLES = {
-    "en": "prkb: weekly digests of CUDA graph support declaration changes",
-    "zh": "prkb：CUDA Graph 支持声明变更周报",
-}
-
-
 def digest_feed(
     entries: Iterable[dict[str, Any]], *, lang: str, base_url: str | None, feed_path: str,
+    title: str,
 ) -> bytes:
     """An Atom feed of weekly digests (newest first): each entry holds the week's digest
     as sanitized HTML content and links to its page in the site."""
     entries = list(entries)
     fg = FeedGenerator()
     fg.id(site_url(base_url or "urn:prkb:", feed_path))
-    fg.title(_DIGEST_TITLES.get(lang, _DIGEST_TITLES["en"]))
+    fg.title(title)
     fg.language("zh-CN" if lang == "zh" else lang)
     fg.link(href=site_url(base_url, f"{lang}/digest/index.html"), rel="alternate")
     fg.link(href=site_url(base_url, feed_path), rel="self")

@@ -23,9 +23,8 @@ def make_helpers(
     """The helpers of one language (``gettext`` of its catalog, ``label`` its glossary
     filter), as globals for the environment."""
     no_declaration = gettext("no declaration")
-    dyn_title, dyn_word = gettext("decided at run time by get_cudagraph_support()"), gettext(
-        "dynamic"
-    )
+    # the profile's methods are named by the matrix legend; a badge's title says no name
+    dyn_title, dyn_word = gettext("decided at run time"), gettext("dynamic")
     dynamic = Markup(' <span class="dyn" title="{}">{}</span>').format(dyn_title, dyn_word)
     states = {"merged": gettext("merged"), "open": gettext("open"),
               "closed": gettext("closed, not merged")}

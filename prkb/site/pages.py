@@ -24,6 +24,7 @@ from ..store import Store
 from . import search as site_search
 from . import svg as site_svg
 from .digest_pages import digest_pages
+from .feed import atom_feed, feed_title
 from .gather import SiteData
 from .page import Page
 
@@ -172,7 +173,8 @@ def plan_pages(
                                          [own_hashes[i] for i in ids]])}
         per_builder.append((b, ids, inputs))
 
-    pages.append(Page("index.html", "site/root.html", common, partial(dict, langs=langs)))
+    pages.append(Page("index.html", "site/root.html", common,
+                      partial(dict, langs=langs, profile=profile)))
     pages.append(
         Page("404.html", "site/404.html", common,
              partial(dict, langs=langs, base_url=base_url))
@@ -227,7 +229,9 @@ def plan_pages(
         ))
         pages.append(Page(
             f"{lang}/feed.xml", "", {**common, "h": h_feed},
-            partial(_feed_context, timeline, lang), lang=lang, kind="feed",
+            partial(_feed_body, timeline, lang, base_url, f"{lang}/feed.xml",
+                    feed_title(profile, lang)),
+            lang=lang, kind="bytes",
         ))
     shard_prs = site_search.PRS_PER_SHARD
     # a PR's (and a builder's) pages in every language next to each other: the renderer hands
@@ -249,10 +253,12 @@ def plan_pages(
                 lang=lang, search=True,
             ))
     pages.extend(digest_pages(store, data, profile, langs, common, own_hashes, fixed_by_lang))
+    feed_lang = "en" if "en" in langs else langs[-1]
     pages.append(Page(
         "feed.xml", "", {**common, "h": h_feed},
-        partial(_feed_context, timeline, "en" if "en" in langs else langs[-1]),
-        lang=None, kind="feed",
+        partial(_feed_body, timeline, feed_lang, base_url, "feed.xml",
+                feed_title(profile, feed_lang)),
+        lang=None, kind="bytes",
     ))
     return Plan(pages, pr_hashes, currents)
 
@@ -313,8 +319,11 @@ def _index_context(fixed: dict[str, Any], timeline: _Summaries, **kw: Any) -> di
     return {**fixed, "timeline": timeline.newest(HOME_ROWS), **kw}
 
 
-def _feed_context(timeline: _Summaries, lang: str) -> dict[str, Any]:
-    return {"items": timeline.newest(FEED_LIMIT), "lang": lang}
+def _feed_body(timeline: _Summaries, lang: str, base_url: str | None, path: str,
+               title: str) -> dict[str, Any]:
+    """An Atom feed of the newest PRs, titled by the profile's words (``feed.feed_title``)."""
+    return {"body": atom_feed(timeline.newest(FEED_LIMIT), lang=lang, base_url=base_url,
+                              feed_path=path, title=title)}
 
 
 def _graph_context(fixed: dict[str, Any], graph: _Lazy) -> dict[str, Any]:
