@@ -176,6 +176,16 @@ def html_env(lang: str, what: str) -> jinja2.Environment:
     env.auto_reload = False  # templates do not change during a build: no stat per render
     env.getattr = _dict_first(env.getattr)  # type: ignore[method-assign,assignment]
     env.filters.update(date_filters(lang))
+    # ``_`` straight to gettext: the i18n extension's alias resolves and calls it each time
+    env.globals["gettext"] = env.globals["_"] = escaping_gettext(lang)
+    env.context_class = PlainCallContext
+    return env
+
+
+def escaping_gettext(lang: str) -> Callable[..., Markup]:
+    """The newstyle ``gettext`` of an autoescaping environment (Markup of the catalog text,
+    ``%`` variables escaped), with each message looked up once, for
+    :class:`~.jinja_calls.PlainCallContext` (a plain call)."""
     catalog = translations(lang)
 
     @lru_cache(maxsize=4096)
@@ -192,6 +202,7 @@ def html_env(lang: str, what: str) -> jinja2.Environment:
         text = str(lookup(msgid))
         return text if _STRING_CONVERSIONS.fullmatch(text) else None
 
+    @plain_call
     def gettext(msgid: str, **variables: Any) -> Markup:
         if variables:
             text = strings_only(msgid)
@@ -202,10 +213,7 @@ def html_env(lang: str, what: str) -> jinja2.Environment:
             return as_markup(text % {k: safe_escape(v) for k, v in variables.items()})
         return constant(msgid)
 
-    # ``_`` straight to gettext: the i18n extension's alias resolves and calls it each time
-    env.globals["gettext"] = env.globals["_"] = plain_call(gettext)
-    env.context_class = PlainCallContext
-    return env
+    return gettext
 
 
 def date_filters(lang: str) -> dict[str, Callable[..., str]]:

@@ -90,9 +90,11 @@ class ReportQueries(StoreBase):
         for i in range(0, len(nums), 500):
             chunk = nums[i:i + 500]
             marks = ",".join("?" for _ in chunk)
+            # "+repo": the number index, not a walk of the repository's every row through
+            # the (repo, ref) index (the planner's choice without it, 30x slower at 3000 PRs)
             rows = self.conn.execute(
                 "SELECT number, state, created_at, merged_at, closed_at, source FROM prs "
-                f"WHERE repo=? AND number IN ({marks})", (repo, *chunk),
+                f"WHERE +repo=? AND number IN ({marks})", (repo, *chunk),
             )
             for r in rows:
                 out[int(r[0])] = row_dict(r)
