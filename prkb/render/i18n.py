@@ -276,14 +276,20 @@ def _dict_first(default: Callable[[Any, str], Any]) -> Callable[[Any, str], Any]
 
     Jinja tries ``getattr(x, name)`` first and ``x[name]`` after; a plain dict has no
     attributes but those of its class, so for any other name the item is what Jinja finds.
-    The same result, without raising and catching an AttributeError on every lookup."""
+    The same result, without raising and catching an AttributeError on every lookup; any
+    other object's attribute is read here too (what Jinja tries first), without its call."""
 
     def getattr_(obj: Any, attribute: str) -> Any:
-        if type(obj) is dict and attribute not in _DICT_ATTRS:
-            try:
-                return obj[attribute]
-            except KeyError:
-                pass
-        return default(obj, attribute)
+        if type(obj) is dict:
+            if attribute not in _DICT_ATTRS:
+                try:
+                    return obj[attribute]
+                except KeyError:
+                    pass
+            return default(obj, attribute)
+        try:  # what Environment.getattr tries first, without its call (formatter, labels...)
+            return getattr(obj, attribute)
+        except AttributeError:
+            return default(obj, attribute)
 
     return getattr_
