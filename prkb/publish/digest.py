@@ -523,7 +523,7 @@ class DigestHtml:
 
     @staticmethod
     def open_section(html_lang: str) -> Markup:
-        return Markup('<section class="digest" lang="{}">').format(html_lang)
+        return Markup(f'<section class="digest" lang="{escape(html_lang)}">')
 
     @staticmethod
     def pr_ref(label: str, url: str | None) -> Markup:
@@ -533,17 +533,17 @@ class DigestHtml:
 
     @staticmethod
     def date(day: str) -> Markup:
-        return Markup('<span class="date">{}</span>').format(day)
+        return Markup(f'<span class="date">{escape(day)}</span>')
 
     @staticmethod
     def code(text: Any) -> Markup:
-        return Markup("<code>{}</code>").format(plain(text))
+        return Markup(f"<code>{escape(plain(text))}</code>")
 
     @staticmethod
     def tags(labels: Iterable[str], sep: str) -> Markup:
         del sep  # the tags are boxes: a space between them
-        return Markup(" ").join(Markup('<span class="tag">{}</span>').format(x)
-                                for x in labels)
+        # what Markup.format writes ({} escaped), without its formatter per value
+        return Markup(" ".join([f'<span class="tag">{escape(x)}</span>' for x in labels]))
 
 
 @lru_cache(maxsize=4)
@@ -552,12 +552,14 @@ def _env(lang: str, html: bool = False) -> Any:
     built once: its filters depend only on the language. ``html``: every template escapes
     (the section's one template is rendered both ways)."""
     from ..render.formats import FORMATTERS, filters_of
-    from ..render.i18n import bytecode_cache, jinja_env
+    from ..render.i18n import bytecode_cache, escaping_gettext, jinja_env
     from ..render.jinja_calls import PlainCallContext
 
     env = jinja_env(lang, autoescape=True if html else None)
     if html:
         env.bytecode_cache = bytecode_cache("escaped")
+        # the i18n extension's newstyle gettext, as one plain call with cached lookups
+        env.globals["gettext"] = env.globals["_"] = escaping_gettext(lang)
     env.context_class = PlainCallContext
     formatter = DigestHtml() if html else DigestText()
     env.globals["F"] = formatter

@@ -12,6 +12,7 @@ templates/babel.cfg -o /tmp/prkb.pot templates`` lists every msgid in use, and
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Callable
 from datetime import UTC, date, datetime
 from functools import lru_cache
@@ -31,12 +32,14 @@ from ..errors import InputError, PrkbError
 from ..glossary import label as glossary_label
 from ..paths import templates_dir
 from . import markdown as mdsafe
-from .jinja_calls import PlainCallContext, plain_call
+from .jinja_calls import FastTemplate, PlainCallContext, as_markup, plain_call, safe_escape
 
 LANGS = ("zh", "en")
 LOCALES = {"zh": "zh_CN", "en": "en"}
 DOMAIN = "prkb"
 _UNKNOWN = {"zh": "未知", "en": "unknown"}
+# a text whose every "%" conversion is "%(name)s" or "%%"
+_STRING_CONVERSIONS = re.compile(r"(?:[^%]|%%|%\([^()]*\)s)*", re.S)
 
 
 def locale_of(lang: str) -> str:
@@ -143,6 +146,7 @@ def jinja_env(lang: str, *, autoescape: bool | None = None) -> jinja2.Environmen
         lstrip_blocks=True,
         bytecode_cache=bytecode_cache(),
     )
+    env.template_class = FastTemplate  # escaping without copies of safe values
     env.install_gettext_translations(translations(lang), newstyle=True)  # type: ignore[attr-defined]
     env.filters["format_datetime"] = lambda v, fmt="medium": format_datetime_for(v, lang, fmt)
     env.filters["format_date"] = lambda v, fmt="long": format_date_for(v, lang, fmt)
@@ -172,6 +176,16 @@ def html_env(lang: str, what: str) -> jinja2.Environment:
     env.auto_reload = False  # templates do not change during a build: no stat per render
     env.getattr = _dict_first(env.getattr)  # type: ignore[method-assign,assignment]
     env.filters.update(date_filters(lang))
+    # ``_`` straight to gettext: the i18n extension's alias resolves and calls it each time
+    env.globals["gettext"] = env.globals["_"] = escaping_gettext(lang)
+    env.context_class = PlainCallContext
+    return env
+
+
+def escaping_gettext(lang: str) -> Callable[..., Markup]:
+    """The newstyle ``gettext`` of an autoescaping environment (Markup of the catalog text,
+    ``%`` variables escaped), with each message looked up once, for
+    :class:`~.jinja_calls.PlainCallContext` (a plain call)."""
     catalog = translations(lang)
 
     @lru_cache(maxsize=4096)
@@ -182,15 +196,24 @@ def html_env(lang: str, what: str) -> jinja2.Environment:
     def constant(msgid: str) -> Markup:
         return lookup(msgid) % {}  # as with variables: "%%" becomes "%"
 
+    @lru_cache(maxsize=4096)
+    def strings_only(msgid: str) -> str | None:
+        # the message when its every conversion is "%(name)s" (or "%%"), else None
+        text = str(lookup(msgid))
+        return text if _STRING_CONVERSIONS.fullmatch(text) else None
+
+    @plain_call
     def gettext(msgid: str, **variables: Any) -> Markup:
         if variables:
-            return lookup(msgid) % variables
+            text = strings_only(msgid)
+            if text is None:
+                return lookup(msgid) % variables
+            # what Markup's "%" makes of "%(name)s": the text of escape(value), without
+            # its wrapper object per value
+            return as_markup(text % {k: safe_escape(v) for k, v in variables.items()})
         return constant(msgid)
 
-    # ``_`` straight to gettext: the i18n extension's alias resolves and calls it each time
-    env.globals["gettext"] = env.globals["_"] = plain_call(gettext)
-    env.context_class = PlainCallContext
-    return env
+    return gettext
 
 
 def date_filters(lang: str) -> dict[str, Callable[..., str]]:
@@ -253,14 +276,20 @@ def _dict_first(default: Callable[[Any, str], Any]) -> Callable[[Any, str], Any]
 
     Jinja tries ``getattr(x, name)`` first and ``x[name]`` after; a plain dict has no
     attributes but those of its class, so for any other name the item is what Jinja finds.
-    The same result, without raising and catching an AttributeError on every lookup."""
+    The same result, without raising and catching an AttributeError on every lookup; any
+    other object's attribute is read here too (what Jinja tries first), without its call."""
 
     def getattr_(obj: Any, attribute: str) -> Any:
-        if type(obj) is dict and attribute not in _DICT_ATTRS:
-            try:
-                return obj[attribute]
-            except KeyError:
-                pass
-        return default(obj, attribute)
+        if type(obj) is dict:
+            if attribute not in _DICT_ATTRS:
+                try:
+                    return obj[attribute]
+                except KeyError:
+                    pass
+            return default(obj, attribute)
+        try:  # what Environment.getattr tries first, without its call (formatter, labels...)
+            return getattr(obj, attribute)
+        except AttributeError:
+            return default(obj, attribute)
 
     return getattr_

@@ -1,20 +1,33 @@
-"""A shorter path for template calls of plain Python functions.
+"""Shorter paths for what compiled templates do most: calls of plain Python functions, and
+the escaping of values that are already safe.
 
 Jinja calls every function from a template through ``Context.call``, which looks for
 ``pass_context``-style markers on each call. Pages that call a few helpers hundreds of times
 mark those helpers with :func:`plain_call` and render with :class:`PlainCallContext`
 (``env.context_class``): a marked function is called directly, as Jinja itself would call a
-function that takes no context. Output is unchanged.
+function that takes no context.
+
+Under autoescape, every ``{{ value }}`` goes through ``markupsafe.escape``, which makes a new
+:class:`~markupsafe.Markup` even of a value that is one already (catalog messages, the
+formatter's tags and filters' results: most of a report's values). :class:`FastTemplate`
+(``env.template_class``) gives its compiled code an ``escape`` that hands such a value back
+as it is, and a ``Markup`` that wraps a plain string without the checks of
+``Markup.__new__``. Output is unchanged.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
+from types import CodeType
 from typing import Any, TypeVar
 
+import jinja2
 import jinja2.runtime
+from markupsafe import Markup, escape
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+_new_str = str.__new__
 
 
 def plain_call(fn: F) -> F:
@@ -33,3 +46,39 @@ class PlainCallContext(jinja2.runtime.Context):
                 kwargs.pop("_block_vars", None)
             return __obj(*args, **kwargs)
         return super().call(__obj, *args, **kwargs)
+
+
+def safe_escape(value: Any) -> Markup:
+    """``markupsafe.escape``, but a :class:`Markup` is returned as it is (its ``__html__``
+    is itself: ``escape`` would copy it into a new, equal one)."""
+    if type(value) is Markup:
+        return value
+    return escape(value)
+
+
+def as_markup(value: Any = "") -> Markup:
+    """``Markup(value)``: a plain string (what compiled templates join) wrapped directly."""
+    if type(value) is str:
+        return _new_str(Markup, value)
+    return Markup(value)
+
+
+class FastTemplate(jinja2.Template):
+    """A template whose compiled code escapes with :func:`safe_escape` and wraps with
+    :func:`as_markup` (the names it imports from ``jinja2.runtime``, replaced in its own
+    namespace only)."""
+
+    @classmethod
+    def from_code(
+        cls,
+        environment: jinja2.Environment,
+        code: CodeType,
+        globals: MutableMapping[str, Any],
+        uptodate: Callable[[], bool] | None = None,
+    ) -> jinja2.Template:
+        rv = super().from_code(environment, code, globals, uptodate)
+        # the namespace the template's code ran in: every render function of it reads these
+        namespace = rv.root_render_func.__globals__
+        namespace["escape"] = safe_escape
+        namespace["Markup"] = as_markup
+        return rv

@@ -417,9 +417,7 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
 
     The caller must not change the result. Raises NotFound.
     """
-    facts = store.pr_facts(ref)
-    row = store.pr_row(facts["ref"], facts["repo"])
-    assert row is not None
+    row, facts = store.pr_row_and_facts(ref)
     rec = store.raw_record(row)
     ext = rec.get("prkb") or {}
     notes = sorted({str(n) for n in ext.get("notes") or []})
@@ -543,18 +541,6 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
     discussion = synthesize(rec)
 
     # relations, else mentions in the text
-    relations = []
-    for r in facts["relations"]:
-        other = r["other"]
-        relations.append(
-            {
-                **r,
-                "number": other if isinstance(other, int) else None,
-                "title": store.pr_title(other) if isinstance(other, int) else None,
-                "inferred": is_inferred(r.get("origin"), r.get("confidence")),
-            }
-        )
-    relations.sort(key=lambda r: (r["type"], str(r["other"]), r["direction"]))
     mention_map: dict[int, str] = {}
     all_texts = [body]
     for key in ("reviews", "comments", "review_comments"):
@@ -562,8 +548,23 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
     for t in all_texts:
         for n, ctx in mentions(t, number).items():
             mention_map.setdefault(n, ctx)
+    # the titles of the PRs related or mentioned, in one read
+    titles = store.pr_titles([*(r["other"] for r in facts["relations"]
+                                if isinstance(r["other"], int)), *mention_map])
+    relations = []
+    for r in facts["relations"]:
+        other = r["other"]
+        relations.append(
+            {
+                **r,
+                "number": other if isinstance(other, int) else None,
+                "title": titles[other] if isinstance(other, int) else None,
+                "inferred": is_inferred(r.get("origin"), r.get("confidence")),
+            }
+        )
+    relations.sort(key=lambda r: (r["type"], str(r["other"]), r["direction"]))
     mention_list = [
-        {"number": n, "title": store.pr_title(n), "context": mention_map[n]}
+        {"number": n, "title": titles[n], "context": mention_map[n]}
         for n in sorted(mention_map)
     ]
 

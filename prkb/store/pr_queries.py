@@ -280,10 +280,16 @@ class PrQueries(StoreBase):
 
     def pr_facts(self, ref: str | int, repo: str | None = None) -> dict[str, Any]:
         """The facts of one PR in the shape ``prkb show --json`` prints; NotFound if absent."""
+        return self.pr_row_and_facts(ref, repo)[1]
+
+    def pr_row_and_facts(
+        self, ref: str | int, repo: str | None = None
+    ) -> tuple[sqlite3.Row, dict[str, Any]]:
+        """The ``prs`` row of one PR and its facts (:meth:`pr_facts`); NotFound if absent."""
         row = self.pr_row(ref, repo)
         if row is None:
             raise NotFound(f"no PR {str(ref).lstrip('#')} in the knowledge base {self.path}")
-        return self.facts_from_row(row)
+        return row, self.facts_from_row(row)
 
     def facts_from_row(self, row: sqlite3.Row) -> dict[str, Any]:
         """The facts (``prkb show --json`` shape) of one ``prs`` row."""

@@ -20,17 +20,31 @@ class ReportQueries(StoreBase):
 
     # --- the report ---------------------------------------------------------------------
 
-    def pr_title(self, number: int) -> str | None:
-        """The title of PR ``number``: its record's (the first repository by name), else its
-        graph node's; ``None`` when neither knows one."""
-        row = self.conn.execute(
-            "SELECT title FROM prs WHERE number=? ORDER BY repo LIMIT 1", (number,)
-        ).fetchone()
-        if row is None:
-            row = self.conn.execute(
-                "SELECT title FROM nodes WHERE key=?", (f"pr:{number}",)
-            ).fetchone()
-        return str(row[0]) if row is not None and row[0] else None
+    def pr_titles(self, numbers: Iterable[int]) -> dict[int, str | None]:
+        """The title of each PR of ``numbers``: its record's (the first repository by name),
+        else its graph node's; number -> title (None when neither knows one)."""
+        nums = sorted(set(numbers))
+        found: dict[int, Any] = {}
+        nodes: dict[str, Any] = {}
+        for i in range(0, len(nums), 500):
+            chunk = nums[i:i + 500]
+            marks = ",".join("?" for _ in chunk)
+            # the first repository by name: rows in that order, the first one kept
+            for number, title in self.conn.execute(
+                f"SELECT number, title FROM prs WHERE number IN ({marks}) "
+                "ORDER BY number, repo", chunk,
+            ):
+                found.setdefault(int(number), title)
+            keys = [f"pr:{n}" for n in chunk if n not in found]
+            if keys:
+                marks = ",".join("?" for _ in keys)
+                nodes.update(self.conn.execute(
+                    f"SELECT key, title FROM nodes WHERE key IN ({marks})", keys).fetchall())
+        out: dict[int, str | None] = {}
+        for n in nums:
+            title = found[n] if n in found else nodes.get(f"pr:{n}")
+            out[n] = str(title) if title else None
+        return out
 
     def builder_readings(self, repo: str, commit: str) -> list[dict[str, Any]]:
         """The consistency audit's builder readings at ``commit`` of ``repo``: dicts with
@@ -76,9 +90,11 @@ class ReportQueries(StoreBase):
         for i in range(0, len(nums), 500):
             chunk = nums[i:i + 500]
             marks = ",".join("?" for _ in chunk)
+            # "+repo": the number index, not a walk of the repository's every row through
+            # the (repo, ref) index (the planner's choice without it, 30x slower at 3000 PRs)
             rows = self.conn.execute(
                 "SELECT number, state, created_at, merged_at, closed_at, source FROM prs "
-                f"WHERE repo=? AND number IN ({marks})", (repo, *chunk),
+                f"WHERE +repo=? AND number IN ({marks})", (repo, *chunk),
             )
             for r in rows:
                 out[int(r[0])] = row_dict(r)
