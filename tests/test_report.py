@@ -150,8 +150,8 @@ def test_relations_shown_with_type_title_evidence(store):
             "`UNIFORM_SINGLE_TOKEN_DECODE`.\n  - #42885 had declared it as `UNIFORM_BATCH` 51 days "
             "earlier.\n") in en
     assert ("  - #47144 的描述：“added in #42885”\n  - #47144 把 `TritonMLABuilder` 由 "
-            "`UNIFORM_BATCH` 降为 `UNIFORM_SINGLE_TOKEN_DECODE`。\n  - #42885 在此 51 天之前把它声明为 "
-            "`UNIFORM_BATCH`。\n") in zh
+            "`UNIFORM_BATCH` 降为 `UNIFORM_SINGLE_TOKEN_DECODE`。\n"
+            "  - #42885 在此 51 天之前把它声明为 `UNIFORM_BATCH`。\n") in zh
     # evidence a knowledge base stored as text before evidence was data: shown as a quote
     assert "  - Evidence as an earlier prkb version stored it: “closed in favor of #47144”" in en
     assert "  - 早期版本的 prkb 存下的依据原文：“closed in favor of #47144”" in zh

@@ -10,7 +10,14 @@ from babel.messages.pofile import read_po
 from jinja2.ext import babel_extract
 
 from prkb.paths import templates_dir
-from prkb.render.i18n import catalog_path, format_datetime_for, jinja_env, translations
+from prkb.render.i18n import (
+    catalog_path,
+    cjk_spaced,
+    format_datetime_for,
+    html_env,
+    jinja_env,
+    translations,
+)
 
 
 def _msgids(folder: Path) -> set[str]:
@@ -88,3 +95,27 @@ def test_an_impossible_day_is_unknown_not_an_error(lang):
     assert format_datetime_for("2025-02-28", lang) != unknown
     # an offset is kept: the time is shown in UTC
     assert "UTC" in format_datetime_for("2025-03-04T23:30:00-05:00", lang)
+
+
+SPACED = '{{ _("补充一个%(test)s的回归测试，由%(who)s提出", test=t, who=w) }}'
+
+
+@pytest.mark.parametrize("autoescape", [False, True])
+def test_zh_sentence_spaces_a_latin_value_where_it_meets_chinese(autoescape):
+    # a profile's phrase ends in Latin ("... CUDA Graph") or in Chinese: the space between
+    # the value and the sentence's next Chinese character depends on the value
+    env = jinja_env("zh", autoescape=autoescape)
+    got = env.from_string(SPACED).render(t="捕获完整 CUDA Graph", w="Alice")
+    assert got == "补充一个捕获完整 CUDA Graph 的回归测试，由 Alice 提出"
+    got = env.from_string(SPACED).render(t="执行解码", w="张三")
+    assert got == "补充一个执行解码的回归测试，由张三提出"
+    # escaping still applies to the spaced value
+    got = env.from_string(SPACED).render(t="<b>x", w="y<")
+    assert got == ("补充一个&lt;b&gt;x 的回归测试，由 y&lt;提出" if autoescape
+                   else "补充一个<b>x 的回归测试，由 y<提出")
+    assert cjk_spaced("%(a)s 的", {"a": "X"}) == {"a": "X"}  # the sentence's own space kept
+    html = html_env("zh", "x.html").from_string(SPACED).render(t="CUDA Graph", w="@bob")
+    assert html == "补充一个 CUDA Graph 的回归测试，由@bob 提出"
+    # English sentences are never touched
+    en = jinja_env("en").from_string('{{ _("a%(x)sb", x="X") }}').render()
+    assert en == "aXb"

@@ -66,6 +66,54 @@ def translations(lang: str) -> Translations:
     return Translations(fp=buf, domain=DOMAIN)
 
 
+# --- Chinese: a space where a Latin word meets a Chinese character -------------------------
+
+_PLACEHOLDER = re.compile(r"%\(([^()]*)\)s")
+
+
+def _cjk(ch: str) -> bool:
+    return "\u3400" <= ch <= "\u9fff"
+
+
+def _latin(ch: str) -> bool:
+    return ch.isascii() and ch.isalnum()
+
+
+@lru_cache(maxsize=4096)
+def _cjk_sides(text: str) -> tuple[tuple[str, bool, bool], ...]:
+    """Each ``%(name)s`` of a catalog text with a Chinese character right before or right
+    after it: (name, before, after). Empty for most texts."""
+    sides = []
+    for m in _PLACEHOLDER.finditer(text):
+        before = m.start() > 0 and _cjk(text[m.start() - 1])
+        after = m.end() < len(text) and _cjk(text[m.end()])
+        if before or after:
+            sides.append((m.group(1), before, after))
+    return tuple(sides)
+
+
+def cjk_spaced(text: str, variables: dict[str, Any]) -> dict[str, Any]:
+    """``variables`` for ``text % variables`` in a Chinese sentence, with a space added
+    where a value's Latin letter or digit would touch the sentence's Chinese character
+    ("完整 CUDA Graph 的回归测试", not "CUDA Graph的"). A catalog sentence writes the space
+    itself where it knows the value is Latin (around an identifier); this adds it only where
+    it depends on the value (a profile's phrase may end in Chinese or in Latin)."""
+    sides = _cjk_sides(text)
+    if not sides:
+        return variables
+    spaced = dict(variables)
+    for name, before, after in sides:
+        value = spaced.get(name)
+        if type(value) is not str or not value:  # Markup and other objects are left alone
+            continue
+        if after and _latin(value[-1]):
+            value = value + " "
+        if before and _latin(value[0]):
+            value = " " + value
+        spaced[name] = value
+    return spaced
+
+
 def gettext(lang: str, msgid: str) -> str:
     """A message from the catalog for use in Python code (prefer templates)."""
     return str(translations(lang).gettext(msgid))
@@ -148,6 +196,8 @@ def jinja_env(lang: str, *, autoescape: bool | None = None) -> jinja2.Environmen
     )
     env.template_class = FastTemplate  # escaping without copies of safe values
     env.install_gettext_translations(translations(lang), newstyle=True)  # type: ignore[attr-defined]
+    if lang == "zh":
+        env.globals["gettext"] = env.globals["_"] = _zh_newstyle_gettext(translations(lang))
     env.filters["format_datetime"] = lambda v, fmt="medium": format_datetime_for(v, lang, fmt)
     env.filters["format_date"] = lambda v, fmt="long": format_date_for(v, lang, fmt)
     env.filters["label"] = lambda code, section: glossary_label(section, str(code), lang)
@@ -160,6 +210,20 @@ def jinja_env(lang: str, *, autoescape: bool | None = None) -> jinja2.Environmen
     env.globals["lang"] = lang
     env.globals["locale"] = locale
     return env
+
+
+def _zh_newstyle_gettext(catalog: Translations) -> Callable[..., str]:
+    """The i18n extension's newstyle ``gettext`` (Markup under autoescape, ``%`` always
+    applied), with :func:`cjk_spaced` variables."""
+
+    @jinja2.pass_context
+    def gettext(__context: jinja2.runtime.Context, __string: str, **variables: Any) -> str:
+        rv: str = catalog.gettext(__string)
+        if __context.eval_ctx.autoescape:
+            rv = Markup(rv)
+        return rv % cjk_spaced(rv, variables)
+
+    return gettext
 
 
 # --- HTML under autoescape ----------------------------------------------------------------
@@ -187,6 +251,7 @@ def escaping_gettext(lang: str) -> Callable[..., Markup]:
     ``%`` variables escaped), with each message looked up once, for
     :class:`~.jinja_calls.PlainCallContext` (a plain call)."""
     catalog = translations(lang)
+    zh = lang == "zh"
 
     @lru_cache(maxsize=4096)
     def lookup(msgid: str) -> Markup:
@@ -205,6 +270,8 @@ def escaping_gettext(lang: str) -> Callable[..., Markup]:
     @plain_call
     def gettext(msgid: str, **variables: Any) -> Markup:
         if variables:
+            if zh:
+                variables = cjk_spaced(str(lookup(msgid)), variables)
             text = strings_only(msgid)
             if text is None:
                 return lookup(msgid) % variables

@@ -30,7 +30,7 @@ from ..profile import Profile, load_profile
 from ..store import Store
 from .body import body_sections, mentions, test_commands
 from .formats import FORMATTERS, FormatConstants, drop_marks, filters_of
-from .i18n import LANGS, bytecode_cache, html_env, jinja_env, translations
+from .i18n import LANGS, bytecode_cache, cjk_spaced, html_env, jinja_env, translations
 from .markdown import to_html
 from .patches import classes_touched, key_hunks, rebuilt, related_calls, related_names
 
@@ -705,10 +705,12 @@ def _report_env(lang: str, fmt: str) -> jinja2.Environment:
         env = jinja_env(lang, autoescape=False)
         catalog = translations(lang)
         lookup = lru_cache(maxsize=4096)(catalog.gettext)
+        zh = lang == "zh"
 
         def gettext(msgid: str, **variables: Any) -> str:
             # what the i18n extension's newstyle gettext does without autoescape, cached
-            return str(lookup(msgid)) % variables
+            text = str(lookup(msgid))
+            return text % (cjk_spaced(text, variables) if zh else variables)
 
         env.globals["gettext"] = env.globals["_"] = gettext
     formatter = FORMATTERS[fmt]
