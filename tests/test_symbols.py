@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from prkb.analyze.diff import changes_from_patch, read_patch, trim_patch
+from prkb.analyze.excerpt import excerpt_from_patch
 from prkb.analyze.symbols import SourceError, diff_declarations, parse_classes, support_text
 from prkb.profile import load_profile
 
@@ -236,12 +237,72 @@ def test_trim_keeps_only_symbol_lines_and_their_class():
         "+    secret_business_logic = compute()\n"
     )
     trimmed = trim_patch(patch, P)
+    # each run of kept lines under a header of its own, numbered as in the file: the class
+    # line is new line 2; the declaration old line 4 and new line 4 (line 3 is not kept)
     assert trimmed.splitlines() == [
-        "@@ -1,6 +1,6 @@ import os",
+        "@@ -2,0 +2,1 @@ import os",
         "+class New(Base):",
+        "@@ -4,1 +4,1 @@ class New(Base):",
         "-    _cudagraph_support = X.NEVER",
         "+    _cudagraph_support = X.ALWAYS",
     ]
+
+
+def _numbered(patch: str) -> list[tuple[int, int, str]]:
+    """(old number, new number, line) of each +/-/context line, read from the headers."""
+    rows, old, new = [], 0, 0
+    for raw in patch.split("\n"):
+        if raw.startswith("@@"):
+            o, n = raw.split()[1:3]
+            old, new = int(o[1:].split(",")[0]), int(n[1:].split(",")[0])
+            old += o.endswith(",0")  # an empty side names the line before the hunk
+            new += n.endswith(",0")
+            continue
+        if raw[:1] in ("+", "-", " "):
+            rows.append((old, new, raw))
+            old += raw[:1] != "+"
+            new += raw[:1] != "-"
+    return rows
+
+
+def test_trimmed_lines_keep_their_line_numbers():
+    # the shape of vLLM #25104 (rocm_aiter_fa.py): a class statement over two lines, its
+    # declaration under it; the key code numbers the lines it shows from the trimmed patch
+    patch = (
+        "@@ -232,7 +232,7 @@ class AiterFlashAttentionMetadata:\n"
+        " \n"
+        " class AiterFlashAttentionMetadataBuilder(\n"
+        "         AttentionMetadataBuilder[AiterFlashAttentionMetadata]):\n"
+        "-    cudagraph_support = AttentionCGSupport.ALWAYS\n"
+        "+    cudagraph_support = AttentionCGSupport.UNIFORM_SINGLE_TOKEN_DECODE\n"
+        " \n"
+        "     def __init__(self, kv_cache_spec: AttentionSpec, layer_names: list[str],\n"
+        "@@ -300,4 +300,6 @@ class AiterFlashAttentionMetadataBuilder(\n"
+        "     x = 1\n"
+        "+    y = 2\n"
+        "+    _cudagraph_support = AttentionCGSupport.NEVER\n"
+        "     z = 3\n"
+        "-    cudagraph_support = 4\n"
+        "+    w = 5\n"
+    )
+    full = {raw: (o, n) for o, n, raw in _numbered(patch)}
+    trimmed = trim_patch(patch, P)
+    kept = _numbered(trimmed)
+    assert [raw for _, _, raw in kept] == [
+        " class AiterFlashAttentionMetadataBuilder(",
+        "-    cudagraph_support = AttentionCGSupport.ALWAYS",
+        "+    cudagraph_support = AttentionCGSupport.UNIFORM_SINGLE_TOKEN_DECODE",
+        "+    _cudagraph_support = AttentionCGSupport.NEVER",
+        "-    cudagraph_support = 4",
+    ]
+    for o, n, raw in kept:
+        assert (o, n) == full[raw], raw
+    assert trimmed.splitlines()[0] == "@@ -233,1 +233,1 @@ class AiterFlashAttentionMetadata:"
+    # the excerpt shows the class line and the declaration at their own numbers, apart
+    ex = excerpt_from_patch(trimmed, "a.py", "AiterFlashAttentionMetadataBuilder",
+                            "cudagraph_support", P)
+    assert ex is not None
+    assert [[ln.number for ln in b.lines] for b in ex.blocks][:2] == [[233], [235]]
 
 
 # --- what an overriding get_cudagraph_support can return -------------------------------------

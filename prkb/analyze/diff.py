@@ -219,28 +219,74 @@ def read_patch(path: str, patch: str, profile: Profile) -> tuple[list[SymbolChan
     return out, unexplained
 
 
+_HUNK_HEAD = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@ ?(.*)$")
+
+
 def trim_patch(patch: str, profile: Profile) -> str:
     """Keep only the hunk lines that mention the tracked symbol (family spellings, methods,
-    value markers), each hunk's ``@@`` header, and the ``class`` line that encloses them.
+    value markers) and the ``class`` line that encloses them, under ``@@`` headers that give
+    their true line numbers.
 
-    This is what the bundled snapshot stores: never whole files or whole patches.
+    This is what the bundled snapshot stores: never whole files or whole patches. Each run of
+    kept lines that were next to each other in the patch becomes a hunk of its own, its header
+    numbered from the original hunk's and counting only what it keeps, so a line of the trimmed
+    patch has the number it has in the file (the key code shows it). The header's section
+    text is the enclosing class line kept last in that hunk (what git's function context
+    shows), else the original hunk's. A hunk whose header cannot be read keeps no line.
     """
     out: list[str] = []
-    header: str | None = None
-    cls_line: str | None = None
+    old = new = 0  # the next line numbers on each side; 0: not in a readable hunk
+    section = ""
+    cls_line: tuple[int, int, str] | None = None  # the class line not yet emitted
+    run: list[str] = []  # the hunk being written: kept lines
+    run_head: list[int] = []  # its [old start, new start]
+    run_next: tuple[int, int] = (0, 0)  # the numbers a line continuing it would have
+    run_section = ""  # its header's section text
+
+    def flush() -> None:
+        if not run:
+            return
+        o_count = sum(1 for ln in run if ln[:1] in ("-", " "))
+        n_count = sum(1 for ln in run if ln[:1] in ("+", " "))
+        o_start = run_head[0] - (1 if o_count == 0 else 0)
+        n_start = run_head[1] - (1 if n_count == 0 else 0)
+        tail = f" {run_section}" if run_section else ""
+        out.append(f"@@ -{o_start},{o_count} +{n_start},{n_count} @@{tail}")
+        out.extend(run)
+        run.clear()
+
+    def keep(o: int, n: int, raw: str) -> None:
+        nonlocal run_next, run_head, run_section
+        if run and (o, n) != run_next:
+            flush()
+        if not run:
+            run_head, run_section = [o, n], section
+        run.append(raw)
+        run_next = (o + (raw[:1] != "+"), n + (raw[:1] != "-"))
+
     for raw in patch.replace("\r\n", "\n").split("\n"):
         if raw.startswith("@@"):
-            header, cls_line = raw, None
+            flush()
+            m = _HUNK_HEAD.match(raw)
+            old, new = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+            section = m.group(3).strip() if m else ""
+            cls_line = None
             continue
-        if _CLASS_RE.match(raw[1:]) and raw[:1] in ("+", "-", " "):
-            cls_line = raw
+        kind = raw[:1]
+        if kind not in ("+", "-", " ") or (not old and not new):
+            continue  # "\\ No newline", file headers, lines outside a readable hunk
+        here = (old, new)
+        old += kind != "+"
+        new += kind != "-"
+        if _CLASS_RE.match(raw[1:]):
+            cls_line = (*here, raw)
             continue
-        if raw[:1] in ("+", "-") and profile.matches_line(raw[1:]):
-            if header is not None:
-                out.append(header)
-                header = None
+        if kind in ("+", "-") and profile.matches_line(raw[1:]):
             if cls_line is not None:
-                out.append(cls_line)
+                flush()
+                keep(*cls_line)
+                section = cls_line[2][1:].strip()
                 cls_line = None
-            out.append(raw)
+            keep(*here, raw)
+    flush()
     return "\n".join(out)
