@@ -163,22 +163,25 @@ def to_markdown(rows: list[dict[str, Any]], profile: Profile, rev: str = "") -> 
 def matrix_history(store: Store, repo: str | None = None) -> dict[str, Any]:
     """Per builder, its level at every collected commit (oldest first), for the site.
 
-    ``{"commits": [{"sha", "committed_at", "pr_ref"}], "builders": {class: {"files": [...],
+    ``{"commits": [{"sha", "committed_at", "pr_ref"}], "builders": [{"class", "file",
     "levels": [{"commit_sha", "committed_at", "pr_ref", "file", "declared", "effective",
-    "dynamic", "spec_ready", "level_set", "level_text"}]}}}``: ``level_set`` is the list of
-    levels the builder could report (None for rows stored before prkb kept it),
-    ``level_text`` the same with conditions when the level is dynamic.
+    "dynamic", "spec_ready", "level_set", "level_text"}]}]}``, the builders by class then
+    file: a builder is its file and class (two classes of one name in two files are two
+    builders). ``level_set`` is the list of levels the builder could report (None for rows
+    stored before prkb kept it), ``level_text`` the same with conditions when the level is
+    dynamic.
     """
     commits: dict[str, dict[str, Any]] = {}
-    builders: dict[str, dict[str, Any]] = {}
+    builders: dict[tuple[str, str], dict[str, Any]] = {}
     for lv in store.level_readings(repo=repo):
         commits.setdefault(
             lv.commit_sha,
             {"sha": lv.commit_sha, "committed_at": lv.committed_at, "pr_ref": lv.pr_ref},
         )
-        entry = builders.setdefault(lv.class_name, {"files": [], "levels": []})
-        if lv.file not in entry["files"]:
-            entry["files"].append(lv.file)
+        entry = builders.get((lv.class_name, lv.file))
+        if entry is None:
+            entry = builders[(lv.class_name, lv.file)] = {
+                "class": lv.class_name, "file": lv.file, "levels": []}
         entry["levels"].append(
             {
                 "commit_sha": lv.commit_sha,
@@ -193,7 +196,8 @@ def matrix_history(store: Store, repo: str | None = None) -> dict[str, Any]:
                 "level_text": lv.level_text,
             }
         )
-    return {"commits": list(commits.values()), "builders": builders}
+    return {"commits": list(commits.values()),
+            "builders": [builders[k] for k in sorted(builders)]}
 
 
 def reading_text(lv: dict[str, Any]) -> str:
@@ -236,16 +240,13 @@ def history_rows(history: dict[str, Any], *, until: str | None = None) -> list[d
     per builder. A builder is its file and class: two classes of one name in two files are two
     builders, never one alternating between them. ``until``: only readings at commits made at
     or before that time (:func:`history_until`)."""
-    per: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for cls, entry in history["builders"].items():
+    rows: list[dict[str, Any]] = []
+    for entry in history["builders"]:  # by class, then file
+        cls, file = entry["class"], entry["file"]
+        last = None
         for lv in entry["levels"]:
             if until is not None and str(lv["committed_at"]) > until:
                 continue
-            per.setdefault((str(lv["file"]), cls), []).append(lv)
-    rows: list[dict[str, Any]] = []
-    for file, cls in sorted(per, key=lambda k: (k[1], k[0])):
-        last = None
-        for lv in per[(file, cls)]:
             cur = (lv["effective"], lv["dynamic"], lv.get("level_text"), lv["spec_ready"])
             if cur == last:
                 continue
