@@ -262,3 +262,38 @@ def test_timeline_keeps_same_named_builders_of_two_files_apart(tmp_path: Path) -
         rows = class_timeline(st, PROFILE, "XMetadataBuilder")["effective"]
     assert [(r["commit"], r["file"], r["effective"]) for r in rows] == [
         ("c1", v0, "NEVER"), ("c1", v1, "UNIFORM_BATCH"), ("c3", v1, "ALWAYS")]
+
+
+def test_timeline_declared_and_effective_levels_are_per_file(tmp_path: Path, capsys) -> None:
+    """The declared level now and the effective level after a change belong to the change's
+    own file: a V0 and a V1 class of one name are two builders, so the V0 change is never
+    given the V1 reading of the same commit, and "declared now" names each file."""
+    v0, v1 = "vllm/attention/backends/foo_attn.py", FILE
+
+    def at(file: str, c: dict[str, Any]) -> dict[str, Any]:
+        return {**c, "file": file}
+
+    def lv(file: str, level: str) -> dict[str, Any]:
+        return {"class": "FooBuilder", "file": file, "declared": level, "effective": level,
+                "dynamic": False}
+
+    db = tmp_path / "kb.sqlite"
+    with Store(db) as st:
+        ingest(st, record(1, "add both", "2026-01-05T00:00:00Z",
+                          changes=[at(v0, change("_cudagraph_support", None, "NEVER", "added")),
+                                   at(v1, change("_cudagraph_support", None, "ALWAYS",
+                                                 "added"))],
+                          levels=[lv(v0, "NEVER"), lv(v1, "ALWAYS")]), PROFILE)
+        ingest(st, record(2, "raise v0", "2026-02-05T00:00:00Z",
+                          changes=[at(v0, change("_cudagraph_support", "NEVER",
+                                                 "UNIFORM_SINGLE_TOKEN_DECODE", "raised"))],
+                          levels=[lv(v0, "UNIFORM_SINGLE_TOKEN_DECODE"), lv(v1, "ALWAYS")]),
+               PROFILE)
+        tl = class_timeline(st, PROFILE, "FooBuilder")
+    assert [(c["pr"], c["file"], c["effective_after"]) for c in tl["changes"]] == [
+        (1, v0, "NEVER"), (1, v1, "ALWAYS"), (2, v0, "UNIFORM_SINGLE_TOKEN_DECODE")]
+    assert tl["declared_now_by_file"] == {v0: "UNIFORM_SINGLE_TOKEN_DECODE", v1: "ALWAYS"}
+    assert tl["declared_now"] is None  # two builders, two levels: no one level of the class
+    assert main(["--db", str(db), "timeline", "FooBuilder"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert f"UNIFORM_SINGLE_TOKEN_DECODE in {v0}" in first and f"ALWAYS in {v1}" in first

@@ -107,7 +107,12 @@ def cmd_timeline(args: argparse.Namespace) -> int:
     if args.json:
         print(json_term(json.dumps(tl, ensure_ascii=False, indent=1)))
         return 0
-    print(safe_term(f"{tl['class']}: declared now {tl['declared_now'] or '-'}"
+    by_file = tl["declared_now_by_file"]
+    if len(by_file) > 1:  # a builder is its file and class: one level per file
+        now = ", ".join(f"{v or '-'} in {f}" for f, v in sorted(by_file.items()))
+    else:
+        now = tl["declared_now"] or "-"
+    print(safe_term(f"{tl['class']}: declared now {now}"
                     f" (spellings: {', '.join(tl['spellings']) or '-'})"))
     for c in tl["changes"]:
         who = f"#{c['pr']}" if c["pr"] is not None else str(c["merge_commit_sha"] or "")[:12]
