@@ -82,6 +82,7 @@ def matrix_rows(
                 "levels": b.levels,
                 "level_text": b.level_text() if b.dynamic else None,
                 "declared_in": b.declared_in,
+                "declared_attr": b.declared_attr,
                 "dynamic": b.dynamic,
                 "condition": b.condition,
                 "dynamic_reason": b.dynamic_reason,
@@ -145,15 +146,17 @@ def to_markdown(rows: list[dict[str, Any]], profile: Profile, rev: str = "") -> 
         if r["levels"] and (len(r["levels"]) == 1 or r["level_text"]):
             # one level, or the set a conditional value or an overriding method can give
             level = " / ".join(_code(lv) for lv in r["levels"])
-        else:
-            level = _code(r["effective"])
+        else:  # a bool is shown as its spelling and value: the profile maps it to no level
+            level = _code(profile.value_text(r["effective"], r.get("declared_attr")))
         dyn = "yes" if r["dynamic"] else "no"
         if r["condition"]:
             dyn += f" (if {_cell(r['condition'])})"
         out.append(
             "| " + " | ".join([
                 _cell(r["backend"]), level, _cell(r["comments"]), _code(r["class"]),
-                _cell(r["file"]), _code(r["declared"]) or "(inherited)", dyn,
+                _cell(r["file"]),
+                _code(r["declared"] and profile.value_text(r["declared"], r.get("declared_attr")))
+                or "(inherited)", dyn,
                 spec_label(r["spec_ready"]), _cell(r["last_pr"]),
             ]) + " |"
         )
@@ -200,14 +203,16 @@ def matrix_history(store: Store, repo: str | None = None) -> dict[str, Any]:
             "builders": [builders[k] for k in sorted(builders)]}
 
 
-def reading_text(lv: dict[str, Any]) -> str:
-    """A stored reading as one line: the effective value, or for a dynamic builder the levels
-    it can report with their conditions (older rows without them: ``(dynamic)``)."""
+def reading_text(lv: dict[str, Any], profile: Profile) -> str:
+    """A stored reading as one line: the effective value (a bool as its spelling and value,
+    :meth:`Profile.value_text`), or for a dynamic builder the levels it can report with their
+    conditions (older rows without them: ``(dynamic)``)."""
+    value = profile.value_text(str(lv["effective"]))
     if lv.get("dynamic"):
         if lv.get("level_text"):
-            return f"{lv['effective']} (dynamic: {lv['level_text']})"
-        return f"{lv['effective']} (dynamic)"
-    return str(lv["effective"])
+            return f"{value} (dynamic: {lv['level_text']})"
+        return f"{value} (dynamic)"
+    return value
 
 
 def history_until(history: dict[str, Any], rev: str | None) -> str | None:
@@ -255,9 +260,12 @@ def history_rows(history: dict[str, Any], *, until: str | None = None) -> list[d
     return rows
 
 
-def history_markdown(history: dict[str, Any], *, until: str | None = None) -> str:
+def history_markdown(
+    history: dict[str, Any], profile: Profile, *, until: str | None = None
+) -> str:
     """``matrix --history`` as a Markdown table: one row per level change of a builder (file
-    and class), oldest first."""
+    and class), oldest first; a level as the profile names it, a bool as its spelling and
+    value."""
     rows = history_rows(history, until=until)
     out = []
     if until is not None:
@@ -267,7 +275,7 @@ def history_markdown(history: dict[str, Any], *, until: str | None = None) -> st
     for lv in rows:
         pr = f"#{lv['pr_ref']}" if str(lv["pr_ref"] or "").isdigit() else (lv["pr_ref"] or "-")
         cells = [f"`{lv['class']}`", f"`{lv['file']}`", str(lv["committed_at"])[:10],
-                 f"`{str(lv['commit_sha'])[:10]}`", pr, reading_text(lv),
+                 f"`{str(lv['commit_sha'])[:10]}`", pr, reading_text(lv, profile),
                  spec_label(lv["spec_ready"])]
         out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     if not rows:

@@ -559,7 +559,7 @@ def test_matrix_history_and_timeline_show_the_set(dyn_kb, capsys):
          "UNIFORM_SINGLE_TOKEN_DECODE when not (cfg.trt and cfg.heads <= 8)"),
         ("4", False, ["UNIFORM_SINGLE_TOKEN_DECODE"], None),
     ]
-    text = history_markdown(matrix_history(store))
+    text = history_markdown(matrix_history(store), P)
     assert "(dynamic: UNIFORM_BATCH when cfg.trt; UNIFORM_SINGLE_TOKEN_DECODE" in text
     assert main(["--db", str(db), "timeline", "FlashInferMetadataBuilder"]) == 0
     out = capsys.readouterr().out

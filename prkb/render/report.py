@@ -322,10 +322,11 @@ def _topic(t: Any) -> dict[str, Any]:
 
 
 def _builders(
-    scope: Scope, changes: list[dict[str, Any]], spec: dict[str, Any],
+    scope: Scope, changes: list[dict[str, Any]], spec: dict[str, Any], profile: Profile,
 ) -> list[dict[str, Any]]:
     """The changed builders, each once (class and file), with the effects of its changes;
-    ``platforms`` are codes (``localize`` labels them)."""
+    ``platforms`` are codes (``localize`` labels them). An effect's values are shown as the
+    profile says (a bool, no level, as its spelling and value: ``Profile.value_text``)."""
     out: dict[tuple[str, str], dict[str, Any]] = {}
     for b in scope.builders:
         key = (b.class_name, b.file)
@@ -335,8 +336,9 @@ def _builders(
     outside = {c["class"] for c in spec["classes"] if c["state"] == "not-applicable"}
     for e in scope.effects:
         ch = next((c for c in changes if c["class"] == e.builder), None)
-        item = {**vars(e), "before": ch["before"] if ch else None,
-                "after": ch["after"] if ch else None}
+        item = {**vars(e), **{k: profile.value_text(ch[k], ch["attr"])
+                              if ch and ch[k] is not None else None
+                              for k in ("before", "after")}}
         if item["audit"] == "not-checked" and e.builder in outside:
             item["audit"] = "not-applicable"  # the audit read it: the rule does not apply
         for (cls, _file), entry in out.items():
@@ -671,7 +673,7 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
             "title_platforms": plats.title_only,
             "features": [{"name": f.name, "where": list(f.where)} for f in scope.features],
             # each changed builder once, with its effects (who gains, who pays, why)
-            "builders": _builders(scope, changes, spec),
+            "builders": _builders(scope, changes, spec, profile),
             "findings": findings,
             "flag_raise": any(c["flag_level"] and c["direction"] in ("raised", "added")
                               for c in changes),

@@ -110,8 +110,11 @@ def gather(store: Store, profile: Profile) -> SiteData:
         slug = slugs.get((file, cls))
         if slug is None:
             slug = slugs[(file, cls)] = builder_slug(file, cls)
+        # a value as shown: a bool as its spelling and value (it is no level)
         pr["changes"].append({"file": file, "class": cls, "slug": slug, "attr": attr,
-                              "before": before, "after": after, "direction": direction})
+                              "before": before, "after": after, "direction": direction,
+                              "before_text": before and profile.value_text(before, attr),
+                              "after_text": after and profile.value_text(after, attr)})
         if direction not in pr["directions"]:
             pr["directions"].append(direction)
     for pr_id, code in store.site_risk_tags():
@@ -248,7 +251,7 @@ def builder_histories(data: SiteData, profile: Profile) -> dict[str, dict[str, A
                 else:
                     value, dyn = c["after"], dyn_prev
                 b["runs"].append(_run(profile, value, dyn, declared, pr["date"], pr["sha"], pr,
-                                      text))
+                                      text, c["attr"]))
     for b in out.values():
         b["current"] = b["runs"][-1] if b["runs"] else None
         del b["_ids"]
@@ -264,9 +267,13 @@ def _run(
     sha: str | None,
     pr: dict[str, Any] | None,
     level_text: str | None = None,
+    attr: str | None = None,
 ) -> dict[str, Any]:
     return {
         "value": value,
+        # the value as shown: a bool (no level, Profile.value_text) as its spelling and value
+        "text": profile.value_text(value, attr) if value is not None else None,
+        "bool": profile.is_bool_value(value),
         "level": level_name(profile, value),
         "rank": level_rank(profile, value),
         "dynamic": dynamic,

@@ -60,7 +60,8 @@ def summary(pr: dict[str, Any]) -> dict[str, Any]:
         "tags": pr["tags"],
         "directions": pr["directions"],
         "changes": [
-            {k: c[k] for k in ("class", "slug", "before", "after", "direction")}
+            {"class": c["class"], "slug": c["slug"], "before": c["before_text"],
+             "after": c["after_text"], "direction": c["direction"]}  # values as shown
             for c in pr["changes"]
         ],
         "findings": len(pr["findings"]),
