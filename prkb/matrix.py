@@ -40,14 +40,17 @@ def spec_label(ready: bool | None) -> str:
 
 
 def last_pr_for(
-    store: Store, class_name: str, profile: Profile, reachable: set[str] | None = None
+    store: Store, class_name: str, profile: Profile, reachable: set[str] | None = None,
+    file: str | None = None,
 ) -> str | None:
-    """The PR (or commit ref) that last changed the class's declaration, newest merge first.
+    """The PR (or commit ref) that last changed the class's declaration (in ``file`` when
+    given: a builder is its file and class), newest merge first.
 
     ``reachable``: the commits of the audited revision's history; then only a change merged by
     one of them counts (a PR merged after the revision, or in another repository, does not).
     """
-    for pr in store.declaration_changers(class_name, (*profile.family, *profile.methods)):
+    attrs = (*profile.family, *profile.methods)
+    for pr in store.declaration_changers(class_name, attrs, file):
         if reachable is not None and pr.merge_commit_sha not in reachable:
             continue
         return f"#{pr.number}" if pr.number is not None else str(pr.ref)
@@ -90,7 +93,7 @@ def matrix_rows(
                 "spec_reason": b.spec_reason,
                 "comments": "; ".join(comments),
                 "last_pr": last_pr_for(
-                    store, b.class_name.rsplit(".", 1)[-1], profile, reachable
+                    store, b.class_name.rsplit(".", 1)[-1], profile, reachable, b.file
                 )
                 if store is not None
                 else None,

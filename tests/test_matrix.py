@@ -77,7 +77,8 @@ def test_matrix_markdown_is_a_docs_table_with_last_pr(repo, tmp_path, capsys):
             )
             store.conn.execute(
                 "INSERT INTO symbol_changes (pr_id, seq, file, class_name, attr, before, after,"
-                " direction) VALUES (?, 0, 'f.py', 'TritonMLAMetadataBuilder',"
+                " direction) VALUES (?, 0, 'vllm/attn/backends/triton_mla.py',"
+                " 'TritonMLAMetadataBuilder',"
                 " '_cudagraph_support', NULL, ?, 'added')",
                 (cur.lastrowid, level),
             )
@@ -188,3 +189,28 @@ def test_matrix_history_json_keeps_same_named_builders_of_two_files_apart(tmp_pa
     assert [(b["class"], b["file"], [lv["effective"] for lv in b["levels"]])
             for b in builders] == [("XBuilder", "v0/x.py", ["NEVER"]),
                                    ("XBuilder", "v1/x.py", ["ALWAYS", "NEVER"])]
+
+
+def test_matrix_last_pr_is_of_the_builders_own_file(tmp_path, capsys):
+    """Two builders of one name in two files: the "Last PR" of each is the last PR that
+    changed the declaration in its own file, never the other's."""
+    r = GitRepoBuilder.init(tmp_path / "src")
+    tree = base_tree()
+    tree["vllm/attn/backends/x_v0.py"] = plain_builder("XMetadataBuilder", "NEVER", None)
+    tree["vllm/attn/backends/x_v1.py"] = plain_builder("XMetadataBuilder", "ALWAYS", None)
+    sha = r.commit(tree, "builders")
+    db = tmp_path / "kb.sqlite"
+    with _store(db) as store:
+        cur = store.conn.execute(
+            "INSERT INTO prs (repo, ref, number, title, source, raw, raw_hash, merged_at,"
+            " merge_commit_sha) VALUES ('o/r', '21', 21, 't', 'test', '{}', 'h', '2026-01-01',"
+            " ?)", (sha,))
+        store.conn.execute(
+            "INSERT INTO symbol_changes (pr_id, seq, file, class_name, attr, before, after,"
+            " direction) VALUES (?, 0, 'vllm/attn/backends/x_v1.py', 'XMetadataBuilder',"
+            " '_cudagraph_support', 'UNIFORM_BATCH', 'ALWAYS', 'raised')", (cur.lastrowid,))
+    assert main(["--db", str(db), "matrix", str(r.path), "--format", "json"]) == 0
+    rows = {r["file"]: r for r in json.loads(capsys.readouterr().out)["rows"]
+            if r["class"] == "XMetadataBuilder"}
+    assert rows["vllm/attn/backends/x_v1.py"]["last_pr"] == "#21"
+    assert rows["vllm/attn/backends/x_v0.py"]["last_pr"] is None
