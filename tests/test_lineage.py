@@ -297,3 +297,38 @@ def test_timeline_declared_and_effective_levels_are_per_file(tmp_path: Path, cap
     assert main(["--db", str(db), "timeline", "FooBuilder"]) == 0
     first = capsys.readouterr().out.splitlines()[0]
     assert f"UNIFORM_SINGLE_TOKEN_DECODE in {v0}" in first and f"ALWAYS in {v1}" in first
+
+
+def test_the_symbol_timeline_of_a_builder_is_its_file_and_class(tmp_path: Path) -> None:
+    """A change of a V0 class never "modifies the declaration of" (nor fixes) a change of the
+    V1 class of the same name; a class moved to another file keeps its timeline (the change
+    after the move points past it to the PR that set the value)."""
+    v0, moved_to = "vllm/attention/backends/foo_attn.py", "vllm/v1/attention/backends/foo2.py"
+
+    def at(file: str, c: dict[str, Any], **kw: Any) -> dict[str, Any]:
+        return {**c, "file": file, **kw}
+
+    recs = [
+        record(1, "[Perf] raise v1", "2026-01-05T00:00:00Z",
+               changes=[change("_cudagraph_support", "UNIFORM_SINGLE_TOKEN_DECODE",
+                               "UNIFORM_BATCH", "raised")]),
+        record(2, "[Bugfix] lower v0", "2026-01-20T00:00:00Z",
+               changes=[at(v0, change("_cudagraph_support", "UNIFORM_BATCH",
+                                      "UNIFORM_SINGLE_TOKEN_DECODE", "lowered"))]),
+        record(3, "move the v1 class", "2026-02-01T00:00:00Z",
+               changes=[at(moved_to, change("_cudagraph_support", "UNIFORM_BATCH",
+                                            "UNIFORM_BATCH", "moved"), before_file=FILE)]),
+        record(4, "[Perf] raise the moved class", "2026-02-10T00:00:00Z",
+               changes=[at(moved_to, change("_cudagraph_support", "UNIFORM_BATCH", "ALWAYS",
+                                            "raised"))]),
+    ]
+    with Store(tmp_path / "kb.sqlite") as st:
+        for r in recs:
+            ingest(st, r, PROFILE)
+        events = declaration_events(st, PROFILE)
+    edges = {(r.source, r.target, r.type) for r in
+             [*timeline_relations(events), *regression_candidates(events, PROFILE)]}
+    assert ("pr:2", "pr:1", "modifies-declaration-of") not in edges
+    assert not [e for e in edges if e[0] == "pr:2"], edges
+    assert ("pr:3", "pr:1", "modifies-declaration-of") in edges
+    assert ("pr:4", "pr:1", "modifies-declaration-of") in edges  # past the move

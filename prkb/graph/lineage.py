@@ -144,10 +144,18 @@ def declaration_events(
     return events
 
 
-def _chains(events: list[DeclEvent]) -> dict[tuple[str, str], list[DeclEvent]]:
-    chains: dict[tuple[str, str], list[DeclEvent]] = {}
+def _chains(events: list[DeclEvent]) -> dict[tuple[str, str, str], list[DeclEvent]]:
+    """The events of each declaration, oldest first: a builder is its file and class (a V0
+    and a V1 class of one name are two chains); a class moved to another file (``moved``,
+    from ``before_file``) takes its chain along."""
+    chains: dict[tuple[str, str, str], list[DeclEvent]] = {}
     for e in events:
-        chains.setdefault((e.class_name, e.attr_key), []).append(e)
+        key = (e.file, e.class_name, e.attr_key)
+        if e.direction == "moved" and e.before_file and key not in chains:
+            old = chains.pop((e.before_file, e.class_name, e.attr_key), None)
+            if old is not None:
+                chains[key] = old
+        chains.setdefault(key, []).append(e)
     return chains
 
 
