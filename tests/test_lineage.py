@@ -332,3 +332,25 @@ def test_the_symbol_timeline_of_a_builder_is_its_file_and_class(tmp_path: Path) 
     assert not [e for e in edges if e[0] == "pr:2"], edges
     assert ("pr:3", "pr:1", "modifies-declaration-of") in edges
     assert ("pr:4", "pr:1", "modifies-declaration-of") in edges  # past the move
+
+
+def test_a_blamed_raise_of_the_v1_class_is_no_culprit_of_a_v0_lowering(tmp_path: Path) -> None:
+    """Blamed declaration lines give a regression candidate only when the blamed PR raised
+    the same builder (its file and class) the fix lowers: a PR that raised the V1 class and
+    only renamed the V0 one's attribute is lineage of the V0 fix, not its culprit."""
+    v0 = "vllm/attention/backends/foo_attn.py"
+    raised_v1 = {**change("_cudagraph_support", "UNIFORM_SINGLE_TOKEN_DECODE", "UNIFORM_BATCH",
+                          "raised")}
+    renamed_v0 = {**change("_cudagraph_support", "UNIFORM_BATCH", "UNIFORM_BATCH", "renamed",
+                           before_attr="cudagraph_support"), "file": v0}
+    lowered_v0 = {**change("_cudagraph_support", "UNIFORM_BATCH",
+                           "UNIFORM_SINGLE_TOKEN_DECODE", "lowered"), "file": v0}
+    with Store(tmp_path / "kb.sqlite") as st:
+        ingest(st, record(81, "raise v1, rename v0", "2026-01-05T00:00:00Z",
+                          changes=[raised_v1, renamed_v0]), PROFILE)
+        ingest(st, record(82, "[Bugfix] lower v0", "2026-01-20T00:00:00Z",
+                          changes=[lowered_v0],
+                          lineage=[{"file": v0, "commit": sha(81), "lines": 1, "decl": True,
+                                    "kind": "semantic"}]), PROFILE)
+        rels, _ = lineage_relations(st, PROFILE)
+    assert {(r.source, r.target, r.type) for r in rels} == {("pr:82", "pr:81", "follow-up-of")}
