@@ -40,14 +40,17 @@ def spec_label(ready: bool | None) -> str:
 
 
 def last_pr_for(
-    store: Store, class_name: str, profile: Profile, reachable: set[str] | None = None
+    store: Store, class_name: str, profile: Profile, reachable: set[str] | None = None,
+    file: str | None = None,
 ) -> str | None:
-    """The PR (or commit ref) that last changed the class's declaration, newest merge first.
+    """The PR (or commit ref) that last changed the class's declaration (in ``file`` when
+    given: a builder is its file and class), newest merge first.
 
     ``reachable``: the commits of the audited revision's history; then only a change merged by
     one of them counts (a PR merged after the revision, or in another repository, does not).
     """
-    for pr in store.declaration_changers(class_name, (*profile.family, *profile.methods)):
+    attrs = (*profile.family, *profile.methods)
+    for pr in store.declaration_changers(class_name, attrs, file):
         if reachable is not None and pr.merge_commit_sha not in reachable:
             continue
         return f"#{pr.number}" if pr.number is not None else str(pr.ref)
@@ -82,6 +85,7 @@ def matrix_rows(
                 "levels": b.levels,
                 "level_text": b.level_text() if b.dynamic else None,
                 "declared_in": b.declared_in,
+                "declared_attr": b.declared_attr,
                 "dynamic": b.dynamic,
                 "condition": b.condition,
                 "dynamic_reason": b.dynamic_reason,
@@ -89,7 +93,7 @@ def matrix_rows(
                 "spec_reason": b.spec_reason,
                 "comments": "; ".join(comments),
                 "last_pr": last_pr_for(
-                    store, b.class_name.rsplit(".", 1)[-1], profile, reachable
+                    store, b.class_name.rsplit(".", 1)[-1], profile, reachable, b.file
                 )
                 if store is not None
                 else None,
@@ -145,15 +149,17 @@ def to_markdown(rows: list[dict[str, Any]], profile: Profile, rev: str = "") -> 
         if r["levels"] and (len(r["levels"]) == 1 or r["level_text"]):
             # one level, or the set a conditional value or an overriding method can give
             level = " / ".join(_code(lv) for lv in r["levels"])
-        else:
-            level = _code(r["effective"])
+        else:  # a bool is shown as its spelling and value: the profile maps it to no level
+            level = _code(profile.value_text(r["effective"], r.get("declared_attr")))
         dyn = "yes" if r["dynamic"] else "no"
         if r["condition"]:
             dyn += f" (if {_cell(r['condition'])})"
         out.append(
             "| " + " | ".join([
                 _cell(r["backend"]), level, _cell(r["comments"]), _code(r["class"]),
-                _cell(r["file"]), _code(r["declared"]) or "(inherited)", dyn,
+                _cell(r["file"]),
+                _code(r["declared"] and profile.value_text(r["declared"], r.get("declared_attr")))
+                or "(inherited)", dyn,
                 spec_label(r["spec_ready"]), _cell(r["last_pr"]),
             ]) + " |"
         )
@@ -163,22 +169,25 @@ def to_markdown(rows: list[dict[str, Any]], profile: Profile, rev: str = "") -> 
 def matrix_history(store: Store, repo: str | None = None) -> dict[str, Any]:
     """Per builder, its level at every collected commit (oldest first), for the site.
 
-    ``{"commits": [{"sha", "committed_at", "pr_ref"}], "builders": {class: {"files": [...],
+    ``{"commits": [{"sha", "committed_at", "pr_ref"}], "builders": [{"class", "file",
     "levels": [{"commit_sha", "committed_at", "pr_ref", "file", "declared", "effective",
-    "dynamic", "spec_ready", "level_set", "level_text"}]}}}``: ``level_set`` is the list of
-    levels the builder could report (None for rows stored before prkb kept it),
-    ``level_text`` the same with conditions when the level is dynamic.
+    "dynamic", "spec_ready", "level_set", "level_text"}]}]}``, the builders by class then
+    file: a builder is its file and class (two classes of one name in two files are two
+    builders). ``level_set`` is the list of levels the builder could report (None for rows
+    stored before prkb kept it), ``level_text`` the same with conditions when the level is
+    dynamic.
     """
     commits: dict[str, dict[str, Any]] = {}
-    builders: dict[str, dict[str, Any]] = {}
+    builders: dict[tuple[str, str], dict[str, Any]] = {}
     for lv in store.level_readings(repo=repo):
         commits.setdefault(
             lv.commit_sha,
             {"sha": lv.commit_sha, "committed_at": lv.committed_at, "pr_ref": lv.pr_ref},
         )
-        entry = builders.setdefault(lv.class_name, {"files": [], "levels": []})
-        if lv.file not in entry["files"]:
-            entry["files"].append(lv.file)
+        entry = builders.get((lv.class_name, lv.file))
+        if entry is None:
+            entry = builders[(lv.class_name, lv.file)] = {
+                "class": lv.class_name, "file": lv.file, "levels": []}
         entry["levels"].append(
             {
                 "commit_sha": lv.commit_sha,
@@ -193,17 +202,20 @@ def matrix_history(store: Store, repo: str | None = None) -> dict[str, Any]:
                 "level_text": lv.level_text,
             }
         )
-    return {"commits": list(commits.values()), "builders": builders}
+    return {"commits": list(commits.values()),
+            "builders": [builders[k] for k in sorted(builders)]}
 
 
-def reading_text(lv: dict[str, Any]) -> str:
-    """A stored reading as one line: the effective value, or for a dynamic builder the levels
-    it can report with their conditions (older rows without them: ``(dynamic)``)."""
+def reading_text(lv: dict[str, Any], profile: Profile) -> str:
+    """A stored reading as one line: the effective value (a bool as its spelling and value,
+    :meth:`Profile.value_text`), or for a dynamic builder the levels it can report with their
+    conditions (older rows without them: ``(dynamic)``)."""
+    value = profile.value_text(str(lv["effective"]))
     if lv.get("dynamic"):
         if lv.get("level_text"):
-            return f"{lv['effective']} (dynamic: {lv['level_text']})"
-        return f"{lv['effective']} (dynamic)"
-    return str(lv["effective"])
+            return f"{value} (dynamic: {lv['level_text']})"
+        return f"{value} (dynamic)"
+    return value
 
 
 def history_until(history: dict[str, Any], rev: str | None) -> str | None:
@@ -236,16 +248,13 @@ def history_rows(history: dict[str, Any], *, until: str | None = None) -> list[d
     per builder. A builder is its file and class: two classes of one name in two files are two
     builders, never one alternating between them. ``until``: only readings at commits made at
     or before that time (:func:`history_until`)."""
-    per: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for cls, entry in history["builders"].items():
+    rows: list[dict[str, Any]] = []
+    for entry in history["builders"]:  # by class, then file
+        cls, file = entry["class"], entry["file"]
+        last = None
         for lv in entry["levels"]:
             if until is not None and str(lv["committed_at"]) > until:
                 continue
-            per.setdefault((str(lv["file"]), cls), []).append(lv)
-    rows: list[dict[str, Any]] = []
-    for file, cls in sorted(per, key=lambda k: (k[1], k[0])):
-        last = None
-        for lv in per[(file, cls)]:
             cur = (lv["effective"], lv["dynamic"], lv.get("level_text"), lv["spec_ready"])
             if cur == last:
                 continue
@@ -254,9 +263,12 @@ def history_rows(history: dict[str, Any], *, until: str | None = None) -> list[d
     return rows
 
 
-def history_markdown(history: dict[str, Any], *, until: str | None = None) -> str:
+def history_markdown(
+    history: dict[str, Any], profile: Profile, *, until: str | None = None
+) -> str:
     """``matrix --history`` as a Markdown table: one row per level change of a builder (file
-    and class), oldest first."""
+    and class), oldest first; a level as the profile names it, a bool as its spelling and
+    value."""
     rows = history_rows(history, until=until)
     out = []
     if until is not None:
@@ -266,7 +278,7 @@ def history_markdown(history: dict[str, Any], *, until: str | None = None) -> st
     for lv in rows:
         pr = f"#{lv['pr_ref']}" if str(lv["pr_ref"] or "").isdigit() else (lv["pr_ref"] or "-")
         cells = [f"`{lv['class']}`", f"`{lv['file']}`", str(lv["committed_at"])[:10],
-                 f"`{str(lv['commit_sha'])[:10]}`", pr, reading_text(lv),
+                 f"`{str(lv['commit_sha'])[:10]}`", pr, reading_text(lv, profile),
                  spec_label(lv["spec_ready"])]
         out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     if not rows:

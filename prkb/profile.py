@@ -136,6 +136,22 @@ class Profile:
         except ValueError:
             return None
 
+    def value_text(self, value: str, attr: str | None = None) -> str:
+        """A declared or effective value as shown where a level is expected: a level or an
+        expression as it is. A bool (``True``/``False``, the value of a ``bool_spellings``
+        declaration) is no level, and a profile says of no bool which level it means, so it is
+        shown as the spelling and its value (``full_cudagraph_supported = True``): ``attr``,
+        else the profile's bool spelling(s); a profile with none says it is a bool."""
+        if value not in ("True", "False"):
+            return value
+        spelling = attr if attr in self.bool_spellings else " / ".join(self.bool_spellings)
+        # ("True (a bool, not a level)" when the profile names no bool spelling)
+        return f"{spelling} = {value}" if spelling else f"{value} (a bool, not a level)"
+
+    def is_bool_value(self, value: str | None) -> bool:
+        """Whether a stored value is a bool (see :meth:`value_text`), not a level."""
+        return value in ("True", "False")
+
     def is_test_path(self, path: str) -> bool:
         return any(path.startswith(p) or f"/{p}" in path for p in self.tests_paths)
 

@@ -65,8 +65,8 @@ def hostile_record(number: int = 90001) -> dict[str, Any]:
 
 
 def plain_record(number: int, title: str, when: str, level: str, cls: str,
-                 relations: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    path = "vllm/v1/attention/backends/rocm_synth.py"
+                 relations: list[dict[str, Any]] | None = None,
+                 path: str = "vllm/v1/attention/backends/rocm_synth.py") -> dict[str, Any]:
     return {
         "number": number, "title": title, "body": f"Sets {cls} to {level}. 图捕获 capture",
         "state": "merged", "created_at": when, "updated_at": when, "merged_at": when,

@@ -547,7 +547,8 @@ def test_matrix_history_and_timeline_show_the_set(dyn_kb, capsys):
     from prkb.matrix import history_markdown, matrix_history
 
     store, db = dyn_kb
-    hist = matrix_history(store)["builders"]["FlashInferMetadataBuilder"]["levels"]
+    [hist] = [b["levels"] for b in matrix_history(store)["builders"]
+              if b["class"] == "FlashInferMetadataBuilder"]
     texts = [(lv["pr_ref"], lv["dynamic"], lv["level_set"], lv["level_text"]) for lv in hist]
     assert texts == [
         ("1", False, ["UNIFORM_SINGLE_TOKEN_DECODE"], None),
@@ -558,7 +559,7 @@ def test_matrix_history_and_timeline_show_the_set(dyn_kb, capsys):
          "UNIFORM_SINGLE_TOKEN_DECODE when not (cfg.trt and cfg.heads <= 8)"),
         ("4", False, ["UNIFORM_SINGLE_TOKEN_DECODE"], None),
     ]
-    text = history_markdown(matrix_history(store))
+    text = history_markdown(matrix_history(store), P)
     assert "(dynamic: UNIFORM_BATCH when cfg.trt; UNIFORM_SINGLE_TOKEN_DECODE" in text
     assert main(["--db", str(db), "timeline", "FlashInferMetadataBuilder"]) == 0
     out = capsys.readouterr().out
@@ -589,7 +590,8 @@ def test_site_builder_runs_carry_the_set(dyn_kb):
 
     store, _ = dyn_kb
     data = gather(store, P)
-    runs = data.builders["FlashInferMetadataBuilder"]["runs"]
+    [runs] = [b["runs"] for b in data.builders.values()
+              if b["class"] == "FlashInferMetadataBuilder"]
     assert [(r["dynamic"], r["level_text"]) for r in runs] == [
         (False, None),
         (True, "UNIFORM_BATCH when cfg.trt; UNIFORM_SINGLE_TOKEN_DECODE when not cfg.trt"),

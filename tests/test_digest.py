@@ -262,3 +262,36 @@ def test_a_relation_is_news_in_the_week_of_its_later_end(tmp_path: Path) -> None
     assert early.relations == []
     assert [(r.source, r.type, r.target) for r in late.relations] == [
         ("pr:202", "fixes-regression-from", "pr:201")]
+
+
+def test_level_changes_name_the_file_of_a_class_two_files_hold_and_a_bool_by_spelling(
+    tmp_path: Path,
+) -> None:
+    """A builder is its file and class: when the week's level changes name one class in two
+    files (a V0 and a V1 builder), each says its file, in text and HTML; a bool value in the
+    HTML table (which has no attribute column) is its spelling and value, not a level."""
+    profile = load_profile()
+    v0, v1 = "vllm/attention/backends/x_attn.py", "vllm/v1/attention/backends/x_attn.py"
+
+    def rec(number: int, file: str, attr: str, before: str, after: str, direction: str) -> dict:
+        return {"number": number, "title": f"change {number}", "state": "merged",
+                "created_at": "2026-05-19T09:00:00Z", "merged_at": "2026-05-19T09:00:00Z",
+                "merge_commit_sha": f"{number:040x}", "source": "github",
+                "files": [{"filename": file, "status": "modified"}],
+                "prkb": {"symbol_changes": [{"file": file, "class": "XMetadataBuilder",
+                                             "attr": attr, "before": before, "after": after,
+                                             "direction": direction}]}}
+
+    with Store(tmp_path / "kb.sqlite") as st:
+        ingest(st, rec(7001, v0, "full_cudagraph_supported", "False", "True", "raised"),
+               profile)
+        ingest(st, rec(7002, v1, "_cudagraph_support", "UNIFORM_BATCH",
+                       "UNIFORM_SINGLE_TOKEN_DECODE", "lowered"), profile)
+        text = dg.render_digest(st, WEEK, "en", "text", profile=profile)
+        html = dg.render_digest(st, WEEK, "en", "fragment", profile=profile)
+    assert f"• #7001: in `{v0}`: `XMetadataBuilder`: `full_cudagraph_supported`" in text
+    assert f"• #7002: in `{v1}`: `XMetadataBuilder`: `_cudagraph_support`" in text
+    table = html.split('<table class="levels">', 1)[1].split("</table>", 1)[0]
+    assert v0 in table and v1 in table
+    cells = re.findall(r"<td>([^<]*)</td>", table)
+    assert "full_cudagraph_supported = True" in cells and "True" not in cells, cells

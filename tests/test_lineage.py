@@ -262,3 +262,95 @@ def test_timeline_keeps_same_named_builders_of_two_files_apart(tmp_path: Path) -
         rows = class_timeline(st, PROFILE, "XMetadataBuilder")["effective"]
     assert [(r["commit"], r["file"], r["effective"]) for r in rows] == [
         ("c1", v0, "NEVER"), ("c1", v1, "UNIFORM_BATCH"), ("c3", v1, "ALWAYS")]
+
+
+def test_timeline_declared_and_effective_levels_are_per_file(tmp_path: Path, capsys) -> None:
+    """The declared level now and the effective level after a change belong to the change's
+    own file: a V0 and a V1 class of one name are two builders, so the V0 change is never
+    given the V1 reading of the same commit, and "declared now" names each file."""
+    v0, v1 = "vllm/attention/backends/foo_attn.py", FILE
+
+    def at(file: str, c: dict[str, Any]) -> dict[str, Any]:
+        return {**c, "file": file}
+
+    def lv(file: str, level: str) -> dict[str, Any]:
+        return {"class": "FooBuilder", "file": file, "declared": level, "effective": level,
+                "dynamic": False}
+
+    db = tmp_path / "kb.sqlite"
+    with Store(db) as st:
+        ingest(st, record(1, "add both", "2026-01-05T00:00:00Z",
+                          changes=[at(v0, change("_cudagraph_support", None, "NEVER", "added")),
+                                   at(v1, change("_cudagraph_support", None, "ALWAYS",
+                                                 "added"))],
+                          levels=[lv(v0, "NEVER"), lv(v1, "ALWAYS")]), PROFILE)
+        ingest(st, record(2, "raise v0", "2026-02-05T00:00:00Z",
+                          changes=[at(v0, change("_cudagraph_support", "NEVER",
+                                                 "UNIFORM_SINGLE_TOKEN_DECODE", "raised"))],
+                          levels=[lv(v0, "UNIFORM_SINGLE_TOKEN_DECODE"), lv(v1, "ALWAYS")]),
+               PROFILE)
+        tl = class_timeline(st, PROFILE, "FooBuilder")
+    assert [(c["pr"], c["file"], c["effective_after"]) for c in tl["changes"]] == [
+        (1, v0, "NEVER"), (1, v1, "ALWAYS"), (2, v0, "UNIFORM_SINGLE_TOKEN_DECODE")]
+    assert tl["declared_now_by_file"] == {v0: "UNIFORM_SINGLE_TOKEN_DECODE", v1: "ALWAYS"}
+    assert tl["declared_now"] is None  # two builders, two levels: no one level of the class
+    assert main(["--db", str(db), "timeline", "FooBuilder"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert f"UNIFORM_SINGLE_TOKEN_DECODE in {v0}" in first and f"ALWAYS in {v1}" in first
+
+
+def test_the_symbol_timeline_of_a_builder_is_its_file_and_class(tmp_path: Path) -> None:
+    """A change of a V0 class never "modifies the declaration of" (nor fixes) a change of the
+    V1 class of the same name; a class moved to another file keeps its timeline (the change
+    after the move points past it to the PR that set the value)."""
+    v0, moved_to = "vllm/attention/backends/foo_attn.py", "vllm/v1/attention/backends/foo2.py"
+
+    def at(file: str, c: dict[str, Any], **kw: Any) -> dict[str, Any]:
+        return {**c, "file": file, **kw}
+
+    recs = [
+        record(1, "[Perf] raise v1", "2026-01-05T00:00:00Z",
+               changes=[change("_cudagraph_support", "UNIFORM_SINGLE_TOKEN_DECODE",
+                               "UNIFORM_BATCH", "raised")]),
+        record(2, "[Bugfix] lower v0", "2026-01-20T00:00:00Z",
+               changes=[at(v0, change("_cudagraph_support", "UNIFORM_BATCH",
+                                      "UNIFORM_SINGLE_TOKEN_DECODE", "lowered"))]),
+        record(3, "move the v1 class", "2026-02-01T00:00:00Z",
+               changes=[at(moved_to, change("_cudagraph_support", "UNIFORM_BATCH",
+                                            "UNIFORM_BATCH", "moved"), before_file=FILE)]),
+        record(4, "[Perf] raise the moved class", "2026-02-10T00:00:00Z",
+               changes=[at(moved_to, change("_cudagraph_support", "UNIFORM_BATCH", "ALWAYS",
+                                            "raised"))]),
+    ]
+    with Store(tmp_path / "kb.sqlite") as st:
+        for r in recs:
+            ingest(st, r, PROFILE)
+        events = declaration_events(st, PROFILE)
+    edges = {(r.source, r.target, r.type) for r in
+             [*timeline_relations(events), *regression_candidates(events, PROFILE)]}
+    assert ("pr:2", "pr:1", "modifies-declaration-of") not in edges
+    assert not [e for e in edges if e[0] == "pr:2"], edges
+    assert ("pr:3", "pr:1", "modifies-declaration-of") in edges
+    assert ("pr:4", "pr:1", "modifies-declaration-of") in edges  # past the move
+
+
+def test_a_blamed_raise_of_the_v1_class_is_no_culprit_of_a_v0_lowering(tmp_path: Path) -> None:
+    """Blamed declaration lines give a regression candidate only when the blamed PR raised
+    the same builder (its file and class) the fix lowers: a PR that raised the V1 class and
+    only renamed the V0 one's attribute is lineage of the V0 fix, not its culprit."""
+    v0 = "vllm/attention/backends/foo_attn.py"
+    raised_v1 = {**change("_cudagraph_support", "UNIFORM_SINGLE_TOKEN_DECODE", "UNIFORM_BATCH",
+                          "raised")}
+    renamed_v0 = {**change("_cudagraph_support", "UNIFORM_BATCH", "UNIFORM_BATCH", "renamed",
+                           before_attr="cudagraph_support"), "file": v0}
+    lowered_v0 = {**change("_cudagraph_support", "UNIFORM_BATCH",
+                           "UNIFORM_SINGLE_TOKEN_DECODE", "lowered"), "file": v0}
+    with Store(tmp_path / "kb.sqlite") as st:
+        ingest(st, record(81, "raise v1, rename v0", "2026-01-05T00:00:00Z",
+                          changes=[raised_v1, renamed_v0]), PROFILE)
+        ingest(st, record(82, "[Bugfix] lower v0", "2026-01-20T00:00:00Z",
+                          changes=[lowered_v0],
+                          lineage=[{"file": v0, "commit": sha(81), "lines": 1, "decl": True,
+                                    "kind": "semantic"}]), PROFILE)
+        rels, _ = lineage_relations(st, PROFILE)
+    assert {(r.source, r.target, r.type) for r in rels} == {("pr:82", "pr:81", "follow-up-of")}

@@ -77,7 +77,8 @@ def test_matrix_markdown_is_a_docs_table_with_last_pr(repo, tmp_path, capsys):
             )
             store.conn.execute(
                 "INSERT INTO symbol_changes (pr_id, seq, file, class_name, attr, before, after,"
-                " direction) VALUES (?, 0, 'f.py', 'TritonMLAMetadataBuilder',"
+                " direction) VALUES (?, 0, 'vllm/attn/backends/triton_mla.py',"
+                " 'TritonMLAMetadataBuilder',"
                 " '_cudagraph_support', NULL, ?, 'added')",
                 (cur.lastrowid, level),
             )
@@ -115,10 +116,12 @@ def test_matrix_history_from_builder_levels(tmp_path, capsys):
             )
         hist = matrix_history(store)
     assert [c["sha"][0] for c in hist["commits"]] == ["a", "b"]
-    x = hist["builders"]["X"]["levels"]
+    # a builder is its file and class, in a list by class then file
+    assert [(b["class"], b["file"]) for b in hist["builders"]] == [("X", "f.py"), ("Y", "f.py")]
+    x = hist["builders"][0]["levels"]
     assert [lv["effective"] for lv in x] == ["NEVER", "UNIFORM_BATCH"]
     assert x[1]["spec_ready"] is False and x[0]["spec_ready"] is None
-    assert hist["builders"]["Y"]["levels"][0]["dynamic"] is True
+    assert hist["builders"][1]["levels"][0]["dynamic"] is True
     assert main(["--db", str(db), "matrix", "--history", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out) == hist
     assert main(["--db", str(db), "matrix", "--history"]) == 0
@@ -165,3 +168,49 @@ def test_matrix_history_is_markdown_by_file_and_class_and_honours_rev(tmp_path, 
     data = json.loads(capsys.readouterr().out)
     assert {r["file"] for r in data["rows"]} == {"v0/x.py", "v1/x.py"}
     assert main(["--db", str(db), "matrix", "--history", "--rev", "nothing"]) == 2
+
+
+def test_matrix_history_json_keeps_same_named_builders_of_two_files_apart(tmp_path, capsys):
+    """``matrix --history --format json`` (no --rev): one builder per file and class, each with
+    its own readings, never one class whose readings alternate between two files."""
+    db = tmp_path / "kb.sqlite"
+    with _store(db) as store:
+        for sha, at, file, eff in [("a" * 40, "2026-01-01T00:00:00Z", "v0/x.py", "NEVER"),
+                                   ("a" * 40, "2026-01-01T00:00:00Z", "v1/x.py", "ALWAYS"),
+                                   ("b" * 40, "2026-02-01T00:00:00Z", "v1/x.py", "NEVER")]:
+            store.conn.execute(
+                "INSERT INTO builder_levels (repo, commit_sha, committed_at, pr_ref, class_name,"
+                " file, declared, effective, dynamic, spec_ready)"
+                " VALUES ('o/r', ?, ?, '1', 'XBuilder', ?, ?, ?, 0, NULL)",
+                (sha, at, file, eff, eff),
+            )
+    assert main(["--db", str(db), "matrix", "--history", "--format", "json"]) == 0
+    builders = json.loads(capsys.readouterr().out)["builders"]
+    assert [(b["class"], b["file"], [lv["effective"] for lv in b["levels"]])
+            for b in builders] == [("XBuilder", "v0/x.py", ["NEVER"]),
+                                   ("XBuilder", "v1/x.py", ["ALWAYS", "NEVER"])]
+
+
+def test_matrix_last_pr_is_of_the_builders_own_file(tmp_path, capsys):
+    """Two builders of one name in two files: the "Last PR" of each is the last PR that
+    changed the declaration in its own file, never the other's."""
+    r = GitRepoBuilder.init(tmp_path / "src")
+    tree = base_tree()
+    tree["vllm/attn/backends/x_v0.py"] = plain_builder("XMetadataBuilder", "NEVER", None)
+    tree["vllm/attn/backends/x_v1.py"] = plain_builder("XMetadataBuilder", "ALWAYS", None)
+    sha = r.commit(tree, "builders")
+    db = tmp_path / "kb.sqlite"
+    with _store(db) as store:
+        cur = store.conn.execute(
+            "INSERT INTO prs (repo, ref, number, title, source, raw, raw_hash, merged_at,"
+            " merge_commit_sha) VALUES ('o/r', '21', 21, 't', 'test', '{}', 'h', '2026-01-01',"
+            " ?)", (sha,))
+        store.conn.execute(
+            "INSERT INTO symbol_changes (pr_id, seq, file, class_name, attr, before, after,"
+            " direction) VALUES (?, 0, 'vllm/attn/backends/x_v1.py', 'XMetadataBuilder',"
+            " '_cudagraph_support', 'UNIFORM_BATCH', 'ALWAYS', 'raised')", (cur.lastrowid,))
+    assert main(["--db", str(db), "matrix", str(r.path), "--format", "json"]) == 0
+    rows = {r["file"]: r for r in json.loads(capsys.readouterr().out)["rows"]
+            if r["class"] == "XMetadataBuilder"}
+    assert rows["vllm/attn/backends/x_v1.py"]["last_pr"] == "#21"
+    assert rows["vllm/attn/backends/x_v0.py"]["last_pr"] is None

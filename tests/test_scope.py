@@ -43,14 +43,14 @@ def test_platforms_by_where_they_were_recognised() -> None:
 
 def test_raise_into_uniform_batch_gains_and_pays_for_spec_decode_users() -> None:
     c = ch("raised", "UNIFORM_SINGLE_TOKEN_DECODE", "UNIFORM_BATCH")
-    gains, pays = s.effects_of(c, P, [], {"DemoBuilder": True})
+    gains, pays = s.effects_of(c, P, [], {("DemoBuilder", c.file): True})
     assert (gains.side, gains.reason, gains.party) == (s.GAINS, "more-batches-captured",
                                                        s.SPEC_USERS)
     assert (pays.side, pays.reason, pays.audit) == (s.PAYS, "correctness-risk", "ready")
     finding = Finding(RULE, c.file, "DemoBuilder", "m", "m")
     assert s.effects_of(c, P, [finding], {})[1].audit == "finding"
     assert s.effects_of(c, P, [], {})[1].audit == "not-checked"
-    assert s.effects_of(c, P, [], {"DemoBuilder": False})[1].audit == "not-ready"
+    assert s.effects_of(c, P, [], {("DemoBuilder", c.file): False})[1].audit == "not-ready"
 
 
 def test_raise_below_the_flag_levels_is_for_backend_users_without_audit() -> None:

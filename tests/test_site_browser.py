@@ -30,9 +30,16 @@ from prkb.render.i18n import gettext
 from prkb.site import links as site_links
 from prkb.site import pages as site_pages
 from prkb.site.build import build_site
+from prkb.site.gather import builder_slug
 from prkb.store import Store
 
 pytestmark = pytest.mark.browser
+
+# builder pages are named by file and class (site.gather.builder_slug)
+SYNTH_PAGE = "builder/" + builder_slug("vllm/v1/attention/backends/rocm_synth.py",
+                                       "SynthMetadataBuilder")
+TRITON_PAGE = "builder/" + builder_slug("vllm/v1/attention/backends/mla/triton_mla.py",
+                                        "TritonMLAMetadataBuilder")
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -256,7 +263,7 @@ def test_screenshots_and_mobile_layout(browser: Any, base_url: str, tmp_path: Pa
     if shots:  # PRKB_SITE_SHOTS=/some/dir keeps desktop screenshots to look at
         ctx = browser.new_context(viewport={"width": 1280, "height": 900})
         pg = ctx.new_page()
-        for name in ("index", "matrix", "graph", "pr/45149", "builder/SynthMetadataBuilder"):
+        for name in ("index", "matrix", "graph", "pr/45149", SYNTH_PAGE):
             pg.goto(base_url + f"en/{name}.html")
             pg.wait_for_timeout(300)
             pg.screenshot(path=f"{shots}/{name.replace('/', '-')}.png", full_page=True)
@@ -395,8 +402,7 @@ LAYOUT_JS = r"""
 
 LAYOUT_PAGES = ["index.html", "matrix.html", "graph.html", "audit.html", "search.html",
                 "digest/index.html", "digest/2026-W28.html", "pr/47144.html", "pr/90001.html",
-                "pr/90011.html", "builder/TritonMLAMetadataBuilder.html",
-                "builder/SynthMetadataBuilder.html"]
+                "pr/90011.html", f"{TRITON_PAGE}.html", f"{SYNTH_PAGE}.html"]
 
 
 @pytest.mark.parametrize("width", [390, 1366])

@@ -20,8 +20,13 @@ from prkb.ingest import ingest
 from prkb.profile import load_profile
 from prkb.site import links as site_links
 from prkb.site.build import MANIFEST, build_site, parse_langs
+from prkb.site.gather import builder_slug
 from prkb.site.safe import site_safe
 from prkb.store import Store
+
+# builder pages are named by file and class (site.gather.builder_slug)
+SYNTH = builder_slug("vllm/v1/attention/backends/rocm_synth.py", "SynthMetadataBuilder")
+TRITON = builder_slug("vllm/v1/attention/backends/mla/triton_mla.py", "TritonMLAMetadataBuilder")
 
 
 @pytest.fixture(scope="module")
@@ -43,8 +48,8 @@ def test_every_page_of_both_languages_exists(built: tuple[Path, Any]) -> None:
             assert (site / lang / f"{name}.html").is_file(), f"{lang}/{name}.html"
         for n in (47144, 45149, 90001, 90010, 90011):
             assert (site / lang / "pr" / f"{n}.html").is_file()
-        assert (site / lang / "builder" / "SynthMetadataBuilder.html").is_file()
-        assert (site / lang / "builder" / "TritonMLAMetadataBuilder.html").is_file()
+        assert (site / lang / "builder" / f"{SYNTH}.html").is_file()
+        assert (site / lang / "builder" / f"{TRITON}.html").is_file()
     for name in ("index.html", "404.html", "feed.xml", "sitemap.xml", MANIFEST):
         assert (site / name).is_file()
     assert stats.rendered == stats.pages and stats.reused == 0
@@ -108,7 +113,7 @@ def test_hostile_class_and_file_names_make_safe_paths(built: tuple[Path, Any]) -
 def test_matrix_links_each_segment_to_the_pr_that_set_it(built: tuple[Path, Any]) -> None:
     site, _ = built
     text = (site / "en" / "matrix.html").read_text()
-    row = text.split("SynthMetadataBuilder.html", 1)[1].split("</tr>", 1)[0]
+    row = text.split(f"{SYNTH}.html", 1)[1].split("</tr>", 1)[0]
     assert 'href="pr/90010.html"' in row.replace("../en/", "") or "pr/90010.html" in row
     assert "pr/90011.html" in row
     assert "lvl-r2" in row and "lvl-r3" in row  # UNIFORM_BATCH then ALWAYS
@@ -118,7 +123,7 @@ def test_matrix_links_each_segment_to_the_pr_that_set_it(built: tuple[Path, Any]
 
 def test_builder_page_chart_and_prs(built: tuple[Path, Any]) -> None:
     site, _ = built
-    text = (site / "zh" / "builder" / "SynthMetadataBuilder.html").read_text()
+    text = (site / "zh" / "builder" / f"{SYNTH}.html").read_text()
     assert text.count("<circle") == 2
     assert "pr/90010.html" in text and "pr/90011.html" in text
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from prkb.ingest import ingest
 from prkb.profile import load_profile
-from prkb.site.gather import builder_histories, gather
+from prkb.site.gather import builder_histories, builder_slug, gather
 from prkb.store import Store
 
 
@@ -21,7 +21,9 @@ def rec(number: int, when: str, changes: list[dict[str, object]]) -> dict[str, o
     }
 
 
-def test_declaration_moved_between_files_keeps_its_value(tmp_path):
+def test_declaration_moved_between_files_is_two_builders(tmp_path):
+    """A builder is its file and class: a declaration moved to another file is a builder in
+    the new file with the value, and the one in the old file shows the removal."""
     profile = load_profile()
     store = Store(tmp_path / "kb.sqlite")
     old, new = "vllm/v1/attention/backends/utils.py", "vllm/v1/attention/backend.py"
@@ -41,8 +43,9 @@ def test_declaration_moved_between_files_keeps_its_value(tmp_path):
          "after": None, "direction": "removed"},
     ]), profile)
     hist = builder_histories(gather(store, profile), profile)
-    assert hist["Base"]["current"]["value"] == "NEVER"
-    assert hist["Gone"]["current"]["value"] is None  # a real removal still shows
+    assert hist[builder_slug(new, "Base")]["current"]["value"] == "NEVER"
+    assert [r["value"] for r in hist[builder_slug(old, "Base")]["runs"]] == ["NEVER", None]
+    assert hist[builder_slug(new, "Gone")]["current"]["value"] is None  # removed
 
 
 def test_declaration_merged_after_the_mined_history_moves_the_reading(tmp_path):
@@ -65,7 +68,7 @@ def test_declaration_merged_after_the_mined_history_moves_the_reading(tmp_path):
     curated["source"] = "curated"
     ingest(store, curated, profile)
     hist = builder_histories(gather(store, profile), profile)
-    assert [r["value"] for r in hist["Tri"]["runs"]] == [
+    assert [r["value"] for r in hist[builder_slug("m.py", "Tri")]["runs"]] == [
         "UNIFORM_BATCH", "UNIFORM_SINGLE_TOKEN_DECODE"
     ]
 

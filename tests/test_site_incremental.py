@@ -217,3 +217,24 @@ def test_a_site_an_earlier_version_built_is_made_again_without_error(tmp_path: P
             assert_same_as_fresh(store, out, fresh)
         again = build_site(store, out, PROFILE, search=False)
         assert again.rendered == 0 and again.reused == again.pages
+
+
+def test_a_same_named_builder_of_another_file_is_another_builder(tmp_path: Path) -> None:
+    """A class of the same name in another file (a V0 builder beside the V1 one) is a builder
+    of its own: its pages appear in an incremental build as in a fresh one, and a change of it
+    leaves the pages of the V1 builder's PRs as they were (hard links to the previous ones)."""
+    v0 = "vllm/attention/backends/rocm_synth.py"
+    out, fresh = tmp_path / "site", tmp_path / "fresh"
+    with make_kb(tmp_path / "kb.sqlite") as store:
+        build_site(store, out, PROFILE, search=False)
+        ingest(store, plain_record(90020, "Synth V0", "2026-04-01T00:00:00Z", "NEVER",
+                                   "SynthMetadataBuilder", path=v0), PROFILE)
+        build_site(store, out, PROFILE, search=False)
+        assert_same_as_fresh(store, out, fresh)
+        page = out / "en" / "pr" / "90011.html"
+        inode = page.stat().st_ino
+        ingest(store, plain_record(90021, "Synth V0 raised", "2026-04-02T00:00:00Z",
+                                   "UNIFORM_BATCH", "SynthMetadataBuilder", path=v0), PROFILE)
+        build_site(store, out, PROFILE, search=False)
+        assert page.stat().st_ino == inode  # reused: its builder did not change
+        assert_same_as_fresh(store, out, fresh)

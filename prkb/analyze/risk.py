@@ -82,12 +82,15 @@ def risk_tags_for(
         if c.direction == "raised"
         or (c.direction == "added" and (profile.level_rank(c.after) or -1) > default)
     ]
+    def moved(c: SymbolChange) -> str:  # a bool as its spelling and value: it is no level
+        before, after = (v if v is None else profile.value_text(v, c.attr)
+                         for v in (c.before, c.after))
+        return f"{c.class_name}: {before} -> {after}"
+
     if raising:
-        why["level-raised"] = [f"{c.class_name}: {c.before} -> {c.after}" for c in raising]
+        why["level-raised"] = [moved(c) for c in raising]
     if "lowered" in dirs:
-        why["level-lowered"] = [
-            f"{c.class_name}: {c.before} -> {c.after}" for c in changes if c.direction == "lowered"
-        ]
+        why["level-lowered"] = [moved(c) for c in changes if c.direction == "lowered"]
     if "removed" in dirs:
         why["declaration-removed"] = [c.class_name for c in changes if c.direction == "removed"]
     dyn = [

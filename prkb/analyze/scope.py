@@ -36,7 +36,7 @@ Everything here is codes, names and levels; a template words them per language. 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..models import Finding, SymbolChange
@@ -82,6 +82,7 @@ class Effect:
     reason: str
     basis: str = "declared"   # declared (both values known) or versus-default
     audit: str | None = None  # on correctness-risk: finding, ready, not-ready, not-checked
+    file: str = ""  # the builder's file (a builder is its file and class)
 
 
 @dataclass(frozen=True)
@@ -133,23 +134,35 @@ def _crosses(change: SymbolChange, profile: Profile) -> bool:
 
 def _audit_reading(
     change: SymbolChange, profile: Profile, findings: list[Finding],
-    spec_ready: dict[str, bool | None],
+    spec_ready: dict[tuple[str, str], bool | None],
 ) -> str | None:
     flag = {profile.normalize_level(x) for x in profile.audit.get("flag_levels", [])}
     if not change.after or profile.normalize_level(change.after) not in flag:
         return None
     rule = profile.audit.get("rule")
-    if any(f.rule == rule and f.class_name == change.class_name for f in findings):
+    # the finding and the reading of this builder: its class in its file (a V0 and a V1
+    # class of one name are two builders)
+    if any(f.rule == rule and f.class_name == change.class_name
+           and (not f.file or f.file == change.file) for f in findings):
         return "finding"
-    ready = spec_ready.get(change.class_name)
+    ready = spec_ready.get((change.class_name, change.file))
     return "not-checked" if ready is None else "ready" if ready else "not-ready"
 
 
 def effects_of(
     change: SymbolChange, profile: Profile, findings: list[Finding],
-    spec_ready: dict[str, bool | None],
+    spec_ready: dict[tuple[str, str], bool | None],
 ) -> list[Effect]:
-    """The effects of one declaration change (the table of the module's docstring)."""
+    """The effects of one declaration change (the table of the module's docstring), each
+    with the change's file."""
+    return [replace(e, file=change.file)
+            for e in _effects(change, profile, findings, spec_ready)]
+
+
+def _effects(
+    change: SymbolChange, profile: Profile, findings: list[Finding],
+    spec_ready: dict[tuple[str, str], bool | None],
+) -> list[Effect]:
     who = change.class_name
     party = SPEC_USERS if _crosses(change, profile) else BACKEND_USERS
     d = change.direction
@@ -186,11 +199,12 @@ def scope_of(
     changes: list[SymbolChange],
     findings: list[Finding],
     profile: Profile,
-    spec_ready: dict[str, bool | None] | None = None,
+    spec_ready: dict[tuple[str, str], bool | None] | None = None,
 ) -> Scope:
     """The scope of one PR. ``changes``: its symbol changes; ``findings``: the audit's findings
-    for it; ``spec_ready``: class -> the audit's stored reading of whether its threshold grows
-    with speculative tokens (``builder_levels.spec_ready`` at the PR's commit), None unread."""
+    for it; ``spec_ready``: (class, file) -> the audit's stored reading of whether its
+    threshold grows with speculative tokens (``builder_levels.spec_ready`` at the PR's
+    commit), None unread."""
     ready = spec_ready or {}
     builders = tuple(
         BuilderFact(

@@ -107,13 +107,20 @@ def cmd_timeline(args: argparse.Namespace) -> int:
     if args.json:
         print(json_term(json.dumps(tl, ensure_ascii=False, indent=1)))
         return 0
-    print(safe_term(f"{tl['class']}: declared now {tl['declared_now'] or '-'}"
+    by_file = tl["declared_now_by_file"]
+    if len(by_file) > 1:  # a builder is its file and class: one level per file
+        now = ", ".join(f"{profile.value_text(v) if v else '-'} in {f}"
+                        for f, v in sorted(by_file.items()))
+    else:  # a bool is shown as its spelling and value (Profile.value_text): it is no level
+        now = profile.value_text(tl["declared_now"]) if tl["declared_now"] else "-"
+    print(safe_term(f"{tl['class']}: declared now {now}"
                     f" (spellings: {', '.join(tl['spellings']) or '-'})"))
     for c in tl["changes"]:
         who = f"#{c['pr']}" if c["pr"] is not None else str(c["merge_commit_sha"] or "")[:12]
         attr = c["attr"] if not c["before_attr"] else f"{c['before_attr']}->{c['attr']}"
         state = "" if c["merged"] else f" [{c['state']}, not merged]"
-        eff = f" effective {c['effective_after']}" if c["effective_after"] else ""
+        eff = (f" effective {profile.value_text(c['effective_after'])}"
+               if c["effective_after"] else "")
         print(safe_term(
             f"  {(c['date'] or '????-??-??')[:10]} {who:>8} {attr}: {c['before'] or '-'} -> "
             f"{c['after'] or '-'} ({c['direction']}){eff}{state}  {c['title'][:60]}"
@@ -126,8 +133,10 @@ def cmd_timeline(args: argparse.Namespace) -> int:
                 f" (dynamic: {e['level_text']})" if e["dynamic"] and e.get("level_text")
                 else " (dynamic)" if e["dynamic"] else ""
             )
-            print(safe_term(f"    {str(e['date'])[:10]} {who:>8} declared {e['declared'] or '-'}"
-                            f", effective {e['effective'] or '-'}{dyn}  {e['file']}"))
+            declared, eff = (profile.value_text(v) if v else "-"
+                             for v in (e["declared"], e["effective"]))
+            print(safe_term(f"    {str(e['date'])[:10]} {who:>8} declared {declared}"
+                            f", effective {eff}{dyn}  {e['file']}"))
     return 0
 
 

@@ -91,7 +91,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
                 hist = {"until": until, "rows": history_rows(hist, until=until)}
             print(json.dumps(hist, ensure_ascii=False, indent=1))
         else:
-            print(history_markdown(hist, until=until), end="")
+            print(history_markdown(hist, profile, until=until), end="")
         return 0
     if not args.path:
         raise InputError("matrix needs PATH (a git repository), or --history")

@@ -144,10 +144,18 @@ def declaration_events(
     return events
 
 
-def _chains(events: list[DeclEvent]) -> dict[tuple[str, str], list[DeclEvent]]:
-    chains: dict[tuple[str, str], list[DeclEvent]] = {}
+def _chains(events: list[DeclEvent]) -> dict[tuple[str, str, str], list[DeclEvent]]:
+    """The events of each declaration, oldest first: a builder is its file and class (a V0
+    and a V1 class of one name are two chains); a class moved to another file (``moved``,
+    from ``before_file``) takes its chain along."""
+    chains: dict[tuple[str, str, str], list[DeclEvent]] = {}
     for e in events:
-        chains.setdefault((e.class_name, e.attr_key), []).append(e)
+        key = (e.file, e.class_name, e.attr_key)
+        if e.direction == "moved" and e.before_file and key not in chains:
+            old = chains.pop((e.before_file, e.class_name, e.attr_key), None)
+            if old is not None:
+                chains[key] = old
+        chains.setdefault(key, []).append(e)
     return chains
 
 
@@ -264,8 +272,8 @@ def lineage_relations(
     It gives a ``fixes-regression-from`` candidate only when
 
     - the blamed lines are declaration lines of the symbol family (the collector's
-      ``"decl": true``), the earlier PR raised or added the family's value on a class and
-      this PR lowers the same class's value in the blamed file; or
+      ``"decl": true``), the earlier PR raised or added the family's value on a builder (a
+      class in a file) and this PR lowers that builder's value, in the blamed file; or
     - the PR's own text names the earlier PR as the culprit (``culprits``: node key -> the
       node keys its text says it fixes a regression from).
 
@@ -314,10 +322,11 @@ def lineage_relations(
                                     E.make(blame, {"kind": "revert-title", "pr": show_key(me)}),
                                     lineage_conf, "lineage"))
                 continue
-            raised = {c for c, _, d in moves.get(ids.get(target, -1), [])
+            # a builder is its file and class: the blamed PR raised this very builder
+            raised = {(c, f) for c, f, d in moves.get(ids.get(target, -1), [])
                       if d in ("raised", "added")}
             decl_files = {h[0] for h in hits if h[3]}
-            undone = sorted(c for c, f in lowered if c in raised and f in decl_files)
+            undone = sorted(c for c, f in lowered if (c, f) in raised and f in decl_files)
             if undone:
                 cue = {"kind": "blamed-declaration", "classes": undone[:5], "pr": show_key(me),
                        "by": show_key(target)}

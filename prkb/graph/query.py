@@ -200,19 +200,26 @@ def pr_lineage(
 
 def class_timeline(store: Store, profile: Profile, class_name: str) -> dict[str, Any]:
     """Declared level over time (every change, across spellings) and, where the audit stored
-    readings, the effective level at each collected commit where it changed."""
+    readings, the effective level at each collected commit where it changed.
+
+    A builder is its file and class: classes of one name in two files (V0 and V1) are two
+    builders, so the declared level after a change, the effective level after it and the
+    declared level now (``declared_now_by_file``) are those of the change's own file;
+    ``declared_now`` is the one level when every file declares the same (else None)."""
     events = declaration_events(store, profile, class_name)
     level_rows = store.level_readings(class_name=class_name)
-    by_sha = {r.commit_sha: r for r in level_rows}
+    by_reading = {(r.commit_sha, r.file): r for r in level_rows}
     changes = []
-    declared: str | None = None
+    declared: dict[str, str | None] = {}  # file -> its declared level after the last change
     for e in events:
         item = e.to_json()
         item["merged"] = e.merged
         if e.merged and e.attr_key == FAMILY:
-            declared = e.after
-        item["declared_after"] = declared if e.merged else None
-        lv = by_sha.get(e.merge_commit_sha or "")
+            if e.direction == "moved" and e.before_file:
+                declared.pop(e.before_file, None)  # the class left that file
+            declared[e.file] = e.after
+        item["declared_after"] = declared.get(e.file) if e.merged else None
+        lv = by_reading.get((e.merge_commit_sha or "", e.file))
         item["effective_after"] = lv.effective if lv is not None else None
         changes.append(item)
     effective = []
@@ -242,10 +249,12 @@ def class_timeline(store: Store, profile: Profile, class_name: str) -> dict[str,
         for s in (e.before_attr, e.attr):
             if s and s not in spellings and e.attr_key == FAMILY:
                 spellings.append(s)
+    now = set(declared.values())
     return {
         "class": class_name,
         "spellings": spellings,
-        "declared_now": declared,
+        "declared_now": now.pop() if len(now) == 1 else None,
+        "declared_now_by_file": declared,
         "changes": changes,
         "effective": effective,
     }

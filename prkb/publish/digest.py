@@ -146,6 +146,13 @@ class LevelChange:
     pr: PrItem
     # the change as the report's change sentence reads it (report/_changes.j2)
     facts: dict[str, Any] = field(default_factory=dict)
+    # the values as the HTML table shows them (no attribute column): a bool, which is no
+    # level, as its spelling and value (Profile.value_text)
+    before_text: str | None = None
+    after_text: str | None = None
+    # a builder is its file and class: the digest names the file when its level changes hold
+    # a class of this name in another file too (a V0 and a V1 builder)
+    name_file: bool = False
 
 
 def _change_facts(row: dict[str, Any]) -> dict[str, Any]:
@@ -272,6 +279,8 @@ def gather(store: Store, period: Period, profile: Profile | None = None) -> Dige
                 LevelChange(
                     r["class_name"], r["file"], r["before"], r["after"], r["direction"], it,
                     _change_facts(r),
+                    before_text=_shown(profile, r["before"], r["attr"]),
+                    after_text=_shown(profile, r["after"], r["attr"]),
                 )
             )
         for r in store.findings_of(pr_id):
@@ -282,6 +291,11 @@ def gather(store: Store, period: Period, profile: Profile | None = None) -> Dige
                     r["rule"], r["class_name"], r["file"], r["message_en"], r["message_zh"], it
                 )
             )
+    files: dict[str, set[str]] = {}
+    for lc in dg.level_changes:
+        files.setdefault(lc.class_name, set()).add(lc.file)
+    for lc in dg.level_changes:
+        lc.name_file = len(files[lc.class_name]) > 1
     for pr_id, it in sorted(in_week.items(), key=lambda p: _sort_key(p[1])):
         codes = [c for c in store.risk_codes_of(pr_id) if c in HIGHLIGHT_TAGS]
         if codes:
@@ -307,6 +321,11 @@ def gather(store: Store, period: Period, profile: Profile | None = None) -> Dige
             )
         )
     return dg
+
+
+def _shown(profile: Profile, value: str | None, attr: str) -> str | None:
+    """A declared value as the digest's table shows it (``Profile.value_text``)."""
+    return None if value is None else profile.value_text(value, attr)
 
 
 def _pr_number(key: str) -> int | None:

@@ -161,12 +161,15 @@ def _spec_readiness(
         if key in seen:
             continue
         seen.add(key)
+        # a builder is its file and class: the finding and the reading of this file's class
         finding = any(
             (not rule or f["rule"] == rule) and _same_class(f["class"], c["class"])
+            and (not f.get("file") or f["file"] == c["file"])
             for f in facts["findings"]
         )
-        reading = [r for r in rows if r["class_name"] == c["class"] and r["file"] == c["file"]]
-        reading = reading or [r for r in rows if _same_class(r["class_name"], c["class"])]
+        reading = [r for r in rows if r["file"] == c["file"]
+                   and _same_class(r["class_name"], c["class"])]
+        reading = ([r for r in reading if r["class_name"] == c["class"]] or reading)
         if finding:
             state, source = "not-ready", "finding"
         elif not reading:
@@ -322,25 +325,28 @@ def _topic(t: Any) -> dict[str, Any]:
 
 
 def _builders(
-    scope: Scope, changes: list[dict[str, Any]], spec: dict[str, Any],
+    scope: Scope, changes: list[dict[str, Any]], spec: dict[str, Any], profile: Profile,
 ) -> list[dict[str, Any]]:
     """The changed builders, each once (class and file), with the effects of its changes;
-    ``platforms`` are codes (``localize`` labels them)."""
+    ``platforms`` are codes (``localize`` labels them). An effect's values are shown as the
+    profile says (a bool, no level, as its spelling and value: ``Profile.value_text``)."""
     out: dict[tuple[str, str], dict[str, Any]] = {}
     for b in scope.builders:
         key = (b.class_name, b.file)
         if key not in out:
             out[key] = {"class_name": b.class_name, "file": b.file,
                         "platforms": list(b.platforms), "effects": []}
-    outside = {c["class"] for c in spec["classes"] if c["state"] == "not-applicable"}
-    for e in scope.effects:
-        ch = next((c for c in changes if c["class"] == e.builder), None)
-        item = {**vars(e), "before": ch["before"] if ch else None,
-                "after": ch["after"] if ch else None}
-        if item["audit"] == "not-checked" and e.builder in outside:
+    outside = {(c["class"], c["file"]) for c in spec["classes"]
+               if c["state"] == "not-applicable"}
+    for e in scope.effects:  # each to the builder of its file and class
+        ch = next((c for c in changes if c["class"] == e.builder and c["file"] == e.file), None)
+        item = {**vars(e), **{k: profile.value_text(ch[k], ch["attr"])
+                              if ch and ch[k] is not None else None
+                              for k in ("before", "after")}}
+        if item["audit"] == "not-checked" and (e.builder, e.file) in outside:
             item["audit"] = "not-applicable"  # the audit read it: the rule does not apply
-        for (cls, _file), entry in out.items():
-            if cls == e.builder and item not in entry["effects"]:
+        for (cls, file), entry in out.items():
+            if cls == e.builder and file == e.file and item not in entry["effects"]:
                 entry["effects"].append(item)
                 break
     return list(out.values())
@@ -596,8 +602,8 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
     # the test files of the key files first (those that name the symbol), then the others
     tests_touched = sorted(facts["tests_touched"], key=lambda p: (p not in shown_paths, p))
     findings = facts["findings"]  # messages of the language: localize()
-    ready = {c["class"]: (None if c["state"] in ("unchecked", "not-applicable")
-                          else c["state"] == "ready") for c in spec["classes"]}
+    ready = {(c["class"], c["file"]): (None if c["state"] in ("unchecked", "not-applicable")
+                                       else c["state"] == "ready") for c in spec["classes"]}
     scope = scope_of(rec, [SymbolChange.from_json(c) for c in facts["symbol_changes"]],
                      findings_m, profile, ready)
 
@@ -671,7 +677,7 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
             "title_platforms": plats.title_only,
             "features": [{"name": f.name, "where": list(f.where)} for f in scope.features],
             # each changed builder once, with its effects (who gains, who pays, why)
-            "builders": _builders(scope, changes, spec),
+            "builders": _builders(scope, changes, spec, profile),
             "findings": findings,
             "flag_raise": any(c["flag_level"] and c["direction"] in ("raised", "added")
                               for c in changes),

@@ -6,6 +6,7 @@ are read later, only for the pages that have to be rendered again.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -26,9 +27,13 @@ def pr_slug(number: int | None, ref: str) -> str:
     return "c" + re.sub(r"[^0-9a-f]", "", sha.lower())[:SHA_SLUG]
 
 
-def class_slug(name: str) -> str:
-    """A builder class name as a safe file stem (class names are identifiers already)."""
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:200] or "_"
+def builder_slug(file: str, cls: str) -> str:
+    """The file stem of a builder's page: its class name made safe, ``-`` and 8 hex digits of
+    its file's hash. A builder is its file and class (a V0 and a V1 class of one name are two
+    builders); the stem depends on nothing else, so it stays the same from build to build."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", cls)[:200] or "_"
+    digest = hashlib.blake2b(file.encode("utf-8", "surrogatepass"), digest_size=4).hexdigest()
+    return f"{safe}-{digest}"
 
 
 @dataclass
@@ -42,7 +47,8 @@ class SiteData:
     relations: list[tuple[str, str, str, str, float, str]] = field(default_factory=list)
     nodes: dict[str, dict[str, Any]] = field(default_factory=dict)  # graph nodes that are not PRs
     levels: list[dict[str, Any]] = field(default_factory=list)  # builder_levels, oldest first
-    builders: dict[str, dict[str, Any]] = field(default_factory=dict)  # class -> history
+    # builder slug (builder_slug: its file and class) -> history, by class then file
+    builders: dict[str, dict[str, Any]] = field(default_factory=dict)
     findings: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -96,16 +102,19 @@ def gather(store: Store, profile: Profile) -> SiteData:
         by_id[pr_id] = pr
         by_node[node] = pr
     data.prs = sorted(by_id.values(), key=lambda p: (p["date"], p["number"] or 0), reverse=True)
-    slugs: dict[str, str] = {}
+    slugs: dict[tuple[str, str], str] = {}
     for pr_id, file, cls, attr, before, after, direction in store.site_symbol_changes():
         pr = by_id.get(pr_id)
         if pr is None:
             continue
-        slug = slugs.get(cls)
+        slug = slugs.get((file, cls))
         if slug is None:
-            slug = slugs[cls] = class_slug(cls)
+            slug = slugs[(file, cls)] = builder_slug(file, cls)
+        # a value as shown: a bool as its spelling and value (it is no level)
         pr["changes"].append({"file": file, "class": cls, "slug": slug, "attr": attr,
-                              "before": before, "after": after, "direction": direction})
+                              "before": before, "after": after, "direction": direction,
+                              "before_text": before and profile.value_text(before, attr),
+                              "after_text": after and profile.value_text(after, attr)})
         if direction not in pr["directions"]:
             pr["directions"].append(direction)
     for pr_id, code in store.site_risk_tags():
@@ -120,7 +129,8 @@ def gather(store: Store, profile: Profile) -> SiteData:
             continue
         # a finding as ``prkb show --json`` shows it (Store.finding_json), with its severity
         f = {"rule": rule, "file": file, "class": cls, "message_en": message_en,
-             "message_zh": message_zh, "commit": commit, "severity": severity, "pr": pr["id"]}
+             "message_zh": message_zh, "commit": commit, "severity": severity, "pr": pr["id"],
+             "slug": builder_slug(file, cls)}
         pr["findings"].append(f)
         data.findings.append(f)
     for key, kind, node_number, node_title, node_repo in store.site_nodes():
@@ -145,8 +155,8 @@ def gather(store: Store, profile: Profile) -> SiteData:
             pr["relations"].append((type_, "in", source, evidence, confidence, origin))
     history = matrix_history(store)
     data.levels = [
-        {**lv, "class_name": cls}
-        for cls, entry in history["builders"].items()
+        {**lv, "class_name": entry["class"]}
+        for entry in history["builders"]
         for lv in entry["levels"]
     ]
     data.levels.sort(key=lambda lv: (lv["committed_at"] or "", lv["commit_sha"]))
@@ -179,26 +189,26 @@ def level_name(profile: Profile, value: str | None) -> str | None:
 
 
 def builder_histories(data: SiteData, profile: Profile) -> dict[str, dict[str, Any]]:
-    """Per builder class: runs of one reading (from builder_levels) and the PRs that touched it.
+    """Per builder (its file and class, keyed by :func:`builder_slug`): runs of one reading
+    (from builder_levels) and the PRs that touched it.
 
     A run starts at the commit where the reading changed; its PR is the one that changed it.
     A class missing from a later snapshot keeps its last reading (the collector may only read
-    the classes a commit touched).
+    the classes a commit touched). Two classes of one name in two files are two builders.
     """
     by_ref = _pr_by_ref(data)
     out: dict[str, dict[str, Any]] = {}
 
-    def entry(cls: str) -> dict[str, Any]:
-        if cls not in out:
-            out[cls] = {"class": cls, "slug": class_slug(cls), "files": [], "runs": [],
-                        "prs": [], "source": "declared", "_ids": set()}
-        return out[cls]
+    def entry(file: str, cls: str, slug: str | None = None) -> dict[str, Any]:
+        slug = slug or builder_slug(file, cls)
+        if slug not in out:
+            out[slug] = {"class": cls, "file": file, "slug": slug, "runs": [],
+                         "prs": [], "source": "declared", "_ids": set()}
+        return out[slug]
 
     for lv in data.levels:
-        b = entry(lv["class_name"])
+        b = entry(str(lv["file"]), lv["class_name"])
         b["source"] = "collected"
-        if lv["file"] not in b["files"]:
-            b["files"].append(lv["file"])
         value = lv["effective"] if lv["effective"] is not None else lv["declared"]
         text = lv.get("level_text") if lv["dynamic"] else None
         reading = (value, bool(lv["dynamic"]), text)
@@ -211,18 +221,8 @@ def builder_histories(data: SiteData, profile: Profile) -> dict[str, dict[str, A
     collected_shas = {lv["commit_sha"] for lv in data.levels}
     # PRs that changed a declaration of each class (oldest first); the fallback history
     for pr in reversed(data.prs):
-        # a class whose declaration moved between files in this PR (removed from one file,
-        # added in another) keeps the added value: the removal is not its last word
-        moved = {
-            c["class"] for c in pr["changes"]
-            if c["after"] is not None and not c["direction"].startswith("dynamic")
-        }
         for c in pr["changes"]:
-            if c["direction"] == "removed" and c["class"] in moved:
-                continue
-            b = entry(c["class"])
-            if c["file"] not in b["files"]:
-                b["files"].append(c["file"])
+            b = entry(c["file"], c["class"], c["slug"])
             if pr["id"] not in b["_ids"]:
                 b["_ids"].add(pr["id"])
                 b["prs"].append(pr)
@@ -251,11 +251,11 @@ def builder_histories(data: SiteData, profile: Profile) -> dict[str, dict[str, A
                 else:
                     value, dyn = c["after"], dyn_prev
                 b["runs"].append(_run(profile, value, dyn, declared, pr["date"], pr["sha"], pr,
-                                      text))
+                                      text, c["attr"]))
     for b in out.values():
         b["current"] = b["runs"][-1] if b["runs"] else None
         del b["_ids"]
-    return dict(sorted(out.items()))
+    return dict(sorted(out.items(), key=lambda kv: (kv[1]["class"], kv[1]["file"])))
 
 
 def _run(
@@ -267,9 +267,13 @@ def _run(
     sha: str | None,
     pr: dict[str, Any] | None,
     level_text: str | None = None,
+    attr: str | None = None,
 ) -> dict[str, Any]:
     return {
         "value": value,
+        # the value as shown: a bool (no level, Profile.value_text) as its spelling and value
+        "text": profile.value_text(value, attr) if value is not None else None,
+        "bool": profile.is_bool_value(value),
         "level": level_name(profile, value),
         "rank": level_rank(profile, value),
         "dynamic": dynamic,

@@ -34,9 +34,12 @@ def make_helpers(
         if run is None or run["value"] is None:
             return Markup(f'<span class="badge lvl-none">{no_declaration}</span>')
         level = run["level"]
-        cls = escape(f"lvl-r{run['rank']}") if level else "lvl-cond"
-        html = (f'<span class="badge {cls}" title="{escape(run["value"])}">'
-                f"{escape(level or run['value'])}</span>")
+        # a bool is no level: its spelling and value (``text``, Profile.value_text)
+        shown = level or run.get("text") or run["value"]
+        cls = (escape(f"lvl-r{run['rank']}") if level
+               else "lvl-bool" if run.get("bool") else "lvl-cond")
+        title = run["value"] if level else shown
+        html = f'<span class="badge {cls}" title="{escape(title)}">{escape(shown)}</span>'
         if not run["dynamic"]:
             return Markup(html)
         text = run.get("level_text")

@@ -60,7 +60,9 @@ def summary(pr: dict[str, Any]) -> dict[str, Any]:
         "tags": pr["tags"],
         "directions": pr["directions"],
         "changes": [
-            {k: c[k] for k in ("class", "before", "after", "direction")} for c in pr["changes"]
+            {"class": c["class"], "slug": c["slug"], "before": c["before_text"],
+             "after": c["after_text"], "direction": c["direction"]}  # values as shown
+            for c in pr["changes"]
         ],
         "findings": len(pr["findings"]),
     }
@@ -120,8 +122,8 @@ def plan_pages(
     timeline = _Summaries(data)
     counts = _counts(data)
     builder_hashes = {
-        cls: input_hash({k: v for k, v in b.items() if k != "prs"})
-        for cls, b in data.builders.items()
+        slug: input_hash({k: v for k, v in b.items() if k != "prs"})
+        for slug, b in data.builders.items()
     }
     if currents is None:
         currents = current_hashes(data)
@@ -169,7 +171,7 @@ def plan_pages(
     for b in data.builders.values():
         # its PRs are shown by their summaries, which their hashes stand for
         ids = [p["id"] for p in reversed(b["prs"])]
-        inputs = {**common, "h": input_hash([builder_hashes[b["class"]],
+        inputs = {**common, "h": input_hash([builder_hashes[b["slug"]],
                                          [own_hashes[i] for i in ids]])}
         per_builder.append((b, ids, inputs))
 
@@ -270,7 +272,7 @@ class Plan:
     pages: list[Page] = field(default_factory=list)
     # PR id -> hashes of its own data, of its page's inputs
     pr_hashes: dict[int, tuple[str, str]] = field(default_factory=dict)
-    currents: dict[str, str] = field(default_factory=dict)  # class -> hash of its reading
+    currents: dict[str, str] = field(default_factory=dict)  # builder slug -> its reading's hash
 
 
 class _Lazy:
@@ -289,8 +291,9 @@ class _Lazy:
 
 
 def current_hashes(data: SiteData) -> dict[str, str]:
-    """Builder class -> hash of its current reading (what PR pages show as "now")."""
-    return {cls: input_hash(b["current"]) for cls, b in data.builders.items()}
+    """Builder slug (its file and class) -> hash of its current reading (what PR pages show as
+    "now")."""
+    return {slug: input_hash(b["current"]) for slug, b in data.builders.items()}
 
 
 class _Summaries:
@@ -342,9 +345,9 @@ def _graph_body(graph: _Lazy) -> bytes:
 
 
 def _now(data: SiteData, pr: dict[str, Any]) -> dict[str, Any]:
-    """The current reading of each class the PR changed."""
-    return {c["class"]: data.builders[c["class"]]["current"]
-            for c in pr["changes"] if c["class"] in data.builders}
+    """The current reading of each builder (file and class) the PR changed, by its slug."""
+    return {c["slug"]: data.builders[c["slug"]]["current"]
+            for c in pr["changes"] if c["slug"] in data.builders}
 
 
 def _matrix(data: SiteData) -> dict[str, Any]:
@@ -353,7 +356,7 @@ def _matrix(data: SiteData) -> dict[str, Any]:
         {
             "class": b["class"],
             "slug": b["slug"],
-            "files": b["files"],
+            "file": b["file"],
             "source": b["source"],
             "current": b["current"],
             "cls": site_svg.level_class(b["current"]),
@@ -364,12 +367,12 @@ def _matrix(data: SiteData) -> dict[str, Any]:
     ]
     log = sorted(
         (
-            {"class": b["class"], "slug": b["slug"], "run": r, "cls": site_svg.level_class(r),
-             "prev": b["runs"][i - 1] if i else None}
+            {"class": b["class"], "file": b["file"], "slug": b["slug"], "run": r,
+             "cls": site_svg.level_class(r), "prev": b["runs"][i - 1] if i else None}
             for b in data.builders.values()
             for i, r in enumerate(b["runs"])
         ),
-        key=lambda e: (e["run"]["at"], e["class"]),
+        key=lambda e: (e["run"]["at"], e["class"], e["file"]),
         reverse=True,
     )
     return {"rows": rows, "ticks": site_svg.axis_ticks(lo, hi), "log": log}
@@ -383,10 +386,10 @@ def _builder_context(
     fixed: dict[str, Any], b: dict[str, Any], ids: list[int],
     timeline: _Summaries, profile: Profile, charts: dict[str, Any],
 ) -> dict[str, Any]:
-    if b["class"] not in charts:  # both languages draw the same chart
+    if b["slug"] not in charts:  # both languages draw the same chart
         charts.clear()
-        charts[b["class"]] = site_svg.step_chart(b["runs"], profile.levels)
-    return {**fixed, "b": b, "chart": charts[b["class"]], "prs": [timeline.of(i) for i in ids]}
+        charts[b["slug"]] = site_svg.step_chart(b["runs"], profile.levels)
+    return {**fixed, "b": b, "chart": charts[b["slug"]], "prs": [timeline.of(i) for i in ids]}
 
 
 def input_hash(obj: Any) -> str:
@@ -468,7 +471,7 @@ def _audit_rows(data: SiteData) -> list[dict[str, Any]]:
     for f in data.findings:
         pr = data.by_id[f["pr"]]
         later = None
-        b = data.builders.get(f["class"])
+        b = data.builders.get(f["slug"])  # the builder of the finding's file and class
         if b is not None:
             for p in b["prs"]:
                 if (p["date"], p["number"] or 0) > (pr["date"], pr["number"] or 0) and (
@@ -477,7 +480,7 @@ def _audit_rows(data: SiteData) -> list[dict[str, Any]]:
                     later = {"slug": p["slug"], "label": p["label"], "title": p["title"]}
                     break
         rows.append({
-            **{k: v for k, v in f.items() if k != "pr"},
+            **{k: v for k, v in f.items() if k not in ("pr", "slug")},
             "pr": {"slug": pr["slug"], "label": pr["label"], "title": pr["title"],
                    "date": pr["date"], "state": pr["state"]},
             "builder": b["slug"] if b is not None else None,

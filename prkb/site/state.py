@@ -2,7 +2,8 @@
 
 ``.prkb-manifest.json`` (small, read at every build) keeps per page the hash of its inputs and
 a short hash of its internal links; per PR the hashes of
-its own data and of its page's inputs; per builder class a hash of its current reading; and
+its own data and of its page's inputs; per builder (its slug: file and class) a hash of its
+current reading; and
 the knowledge base's change-journal cursor (:meth:`prkb.store.Store.change_cursor`) at the time
 of the build.
 ``.prkb-search.json`` keeps, per search shard, a hash of its pages (their paths and hashes).
@@ -45,7 +46,7 @@ class State:
     kb: list[Any] | None = None  # change-journal cursor [seq, nonce]
     pages: dict[str, list[str]] = field(default_factory=dict)  # path -> [hash, links hash]
     prs: dict[str, list[str]] = field(default_factory=dict)  # PR id -> [own data, page] hashes
-    currents: dict[str, str] = field(default_factory=dict)  # class -> hash of its reading
+    currents: dict[str, str] = field(default_factory=dict)  # builder slug -> its reading's hash
     search: bool = False
     shards: dict[str, str] = field(default_factory=dict)  # search shard -> hash of its pages
 
@@ -169,8 +170,8 @@ def unchanged_hashes(
         if pr is None:  # a PR went away: which pages named it is not known here
             return {}
         nodes.add(pr["node"])
-    classes = {c for c, d in currents.items() if state.currents.get(c) != d}
-    classes |= {c for c in state.currents if c not in currents}
+    builders = {s for s, d in currents.items() if state.currents.get(s) != d}
+    builders |= {s for s in state.currents if s not in currents}
     dirty = set(ids)
     if nodes:  # PRs at the other end of a relation of a changed node
         for r in data.relations:
@@ -185,7 +186,7 @@ def unchanged_hashes(
         old = state.prs.get(str(pr["id"]))
         if old is None or pr["id"] in dirty:
             continue
-        if classes and any(c["class"] in classes for c in pr["changes"]):
+        if builders and any(c["slug"] in builders for c in pr["changes"]):
             continue
         out[pr["id"]] = (old[0], old[1])
     return out

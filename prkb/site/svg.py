@@ -1,7 +1,8 @@
 """Geometry of the site's charts (SVG drawn by the templates; no inline styles, classes only).
 
 Level colours come from CSS classes ``lvl-r<rank>`` (``lvl-cond`` for an expression,
-``lvl-none`` for no declaration), so the matrix, the charts and the badges share one palette.
+``lvl-bool`` for a bool, which is no level, ``lvl-none`` for no declaration), so the matrix,
+the charts and the badges share one palette.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ def ts(when: str | None) -> float | None:
 def level_class(run: dict[str, Any] | None) -> str:
     if run is None or run.get("value") is None:
         return "lvl-none"
+    if run.get("bool"):  # a bool: no level (Profile.value_text)
+        return "lvl-bool"
     if run.get("level") is None:
         return "lvl-cond"
     return f"lvl-r{run['rank']}"
@@ -141,7 +144,7 @@ def bar_svg(segs: list[dict[str, Any]], here: str, no_decl: str, dynamic: str) -
     out = []
     for s in segs:
         r = s["run"]
-        title = f"{r['at'][:10]} {r['value'] or no_decl}"
+        title = f"{r['at'][:10]} {r['text'] or no_decl}"
         if r["dynamic"]:
             title += f" ({dynamic})"
         if r["pr_label"]:

@@ -116,20 +116,24 @@ class GraphQueries(StoreBase):
             out.setdefault(int(r[0]), []).append(str(r[1]))
         return out
 
-    def declaration_changers(self, class_name: str, attrs: Iterable[str]) -> list[PrNode]:
-        """The PRs that changed ``class_name``'s declaration of one of ``attrs``, newest end
-        (merge, else close, else creation) first (a PR once per change)."""
+    def declaration_changers(
+        self, class_name: str, attrs: Iterable[str], file: str | None = None
+    ) -> list[PrNode]:
+        """The PRs that changed ``class_name``'s declaration of one of ``attrs`` (in ``file``
+        when given: a builder is its file and class), newest end (merge, else close, else
+        creation) first (a PR once per change)."""
         names = tuple(attrs)
         marks = ",".join("?" for _ in names)
+        in_file = " AND s.file = ?" if file is not None else ""
         return [
             _pr_node(r)
             for r in self.conn.execute(
                 f"""SELECT {_PR_COLUMNS} FROM symbol_changes s
                     JOIN prs p ON p.id = s.pr_id
-                    WHERE s.class_name = ? AND s.attr IN ({marks})
+                    WHERE s.class_name = ? AND s.attr IN ({marks}){in_file}
                     ORDER BY COALESCE(p.merged_at, p.closed_at, p.created_at, '') DESC,
                              p.id DESC""",
-                (class_name, *names),
+                (class_name, *names, *((file,) if file is not None else ())),
             )
         ]
 
