@@ -3,6 +3,9 @@
 - pr-101, pr-102: small synthetic GitHub records;
 - pr-47144, pr-45149: the bundled data (data/snapshots, relations built as ``prkb demo``
   does);
+- pr-42885, pr-25104, pr-22721, pr-36519, pr-34541: real vLLM history in the bundled data,
+  collected with ``collect git`` from the public fork (a new declaration the audit flags, a
+  lowering, a bool spelling made a level, a run-time override, a raise with the reorder call);
 - pr-402, pr-403, pr-404, pr-406, pr-407: collected with ``collect git`` from the generated
   repository of tests/fivecases.py (a bool flag made a level, a rename, a raise with the
   reorder call, a lowering fix, a run-time override), code read from its blobs.
@@ -75,8 +78,9 @@ def _kb(tmp_path: Path) -> Store:
 
 
 BUNDLED = (47144, 45149)
-CASES = [(n, lang, fmt) for n in (101, 102, *BUNDLED, *GIT_CASES) for lang in ("zh", "en")
-         for fmt in ("md", "txt", "html")]
+REAL_GIT = (42885, 25104, 22721, 36519, 34541)  # in the bundled data too
+CASES = [(n, lang, fmt) for n in (101, 102, *BUNDLED, *REAL_GIT, *GIT_CASES)
+         for lang in ("zh", "en") for fmt in ("md", "txt", "html")]
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +110,8 @@ def git_kb(tmp_path_factory: pytest.TempPathFactory):
 
 @pytest.mark.parametrize(("number", "lang", "fmt"), CASES)
 def test_golden(request, number, lang, fmt):
-    which = "bundled_kb" if number in BUNDLED else "git_kb" if number in GIT_CASES else "kb"
+    which = ("bundled_kb" if number in (*BUNDLED, *REAL_GIT)
+             else "git_kb" if number in GIT_CASES else "kb")
     got = render_report(request.getfixturevalue(which), number, lang=lang, fmt=fmt)
     path = GOLDEN / f"pr-{number}.{lang}.{fmt}"
     if os.environ.get("PRKB_UPDATE_GOLDEN") == "1":
@@ -175,3 +180,58 @@ def test_golden_facts_of_the_bundled_and_git_cases(bundled_kb, git_kb):
     dyn = render_report(git_kb, 407, lang="en", fmt="md")
     assert "12 +     def get_cudagraph_support(cls, vllm_config, kv_cache_spec):" in dyn
     assert "`QuxMetadataBuilder` overrides `get_cudagraph_support`" in dyn
+
+
+def _code_lines(report: str, file: str) -> list[str]:
+    """The numbered lines of the key code block under ``### `file` ``."""
+    part = report.split(f"### `{file}`", 1)[1].split("```", 2)[1]
+    return [ln for ln in part.splitlines() if ln[:1].isdigit()]
+
+
+def test_golden_facts_of_real_history(bundled_kb):
+    """Facts of the real-history goldens, read from the fork's commits by hand (git show of
+    each squash commit), not from what prkb prints: merge time, author, counts, the lines of
+    the class after the change and their numbers in the file."""
+    def en(number: int) -> str:  # Babel puts a narrow no-break space before "PM"
+        return render_report(bundled_kb, number, lang="en", fmt="md").replace("\u202f", " ")
+
+    r42885 = en(42885)
+    assert "- Merged at: May 18, 2026, 9:29:10 PM UTC" in r42885  # 14:29:10 -07:00
+    assert "- Author: haosdent" in r42885
+    assert "+10/-0" in r42885
+    assert _code_lines(r42885, "vllm/v1/attention/backends/mla/triton_mla.py") == [
+        "32 + class TritonMLAMetadataBuilder(MLACommonMetadataBuilder[MLACommonMetadata]):",
+        "33 +     _cudagraph_support: ClassVar[AttentionCGSupport] = AttentionCGSupport."
+        "UNIFORM_BATCH",
+    ]
+    assert "`cg-uniform-without-spec-decode` on `TritonMLAMetadataBuilder`" in r42885
+    assert "#47144 fixes a regression from this PR" in r42885
+    r25104 = en(25104)
+    assert "- Merged at: Sep 18, 2025, 5:46:47 PM UTC" in r25104  # 12:46:47 -05:00
+    assert "`cudagraph_support` lowered from `ALWAYS` to `UNIFORM_SINGLE_TOKEN_DECODE`" in r25104
+    assert "+1/-1" in r25104
+    # line 234 (the class statement's second line) is not in the snapshot: a gap
+    assert _code_lines(r25104, "vllm/v1/attention/backends/rocm_aiter_fa.py") == [
+        "233   class AiterFlashAttentionMetadataBuilder(",
+        "235 +     cudagraph_support = AttentionCGSupport.UNIFORM_SINGLE_TOKEN_DECODE",
+    ]
+    r22721 = en(22721)
+    assert "+4/-3" in r22721
+    assert "`full_cudagraph_supported` = `True` became `cudagraph_support` = `ALWAYS`" in r22721
+    assert _code_lines(r22721, "vllm/v1/attention/backends/rocm_aiter_fa.py")[-1] == (
+        "235 +     cudagraph_support = AttentionCGSupport.ALWAYS")
+    r36519 = en(36519)
+    assert "+15/-3" in r36519 and "- Author: Matthew Bonanni" in r36519
+    assert [ln.split()[0] for ln in _code_lines(r36519, "vllm/v1/attention/backends/mla/"
+                                                "indexer.py")] == ["204", "208", "218", "219"]
+    assert "`NEVER if not is_deep_gemm_supported(); else UNIFORM_BATCH`" in r36519
+    r34541 = en(34541)
+    assert "raised from `UNIFORM_SINGLE_TOKEN_DECODE` to `UNIFORM_BATCH`" in r34541
+    assert "+50/-2" in r34541 and "- Author: jennyyyyzhen" in r34541
+    assert [ln.split()[0] for ln in _code_lines(r34541, "vllm/v1/attention/backends/"
+                                                "rocm_aiter_fa.py")] == ["396", "399"]
+    # the commit calls _init_reorder_batch_threshold(1, supports_spec_as_decode=True): the
+    # audit at the commit reads a threshold that grows (the snapshot keeps only the
+    # declaration's lines, so the key code says the patch alone does not show it)
+    assert ("the consistency audit at this PR's commit reads that the threshold of "
+            "`AiterFlashAttentionMetadataBuilder` grows under speculative decoding") in r34541

@@ -81,6 +81,15 @@ def test_added_removed_dynamic_renamed() -> None:
     assert [(e.side, e.reason) for e in ren] == [(s.NEITHER, "no-value-change")]
 
 
+def test_a_bool_spelling_is_no_level_either_side() -> None:
+    # vLLM #22721: full_cudagraph_supported = True became cudagraph_support = ALWAYS; the
+    # profile maps no bool to a level, so neither "raised" nor "an expression"
+    for c in (ch("changed", "True", "ALWAYS"), ch("added", None, "True"),
+              ch("changed", "ALWAYS", "False")):
+        assert [(e.side, e.reason) for e in s.effects_of(c, P, [], {})] == [
+            ("unknown", "bool-value")], c
+
+
 def test_scope_of_a_pr() -> None:
     core = "vllm/v1/worker/gpu_model_runner.py"
     r = rec(title="[ROCm][MTP] raise", files=(BACKENDS + "mla/rocm_demo.py", core))

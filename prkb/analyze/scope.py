@@ -23,6 +23,7 @@ Everything here is codes, names and levels; a template words them per language. 
   dynamic-*             depends, ``decided-at-run-time``
   renamed, moved        neither, ``no-value-change``
   changed (expression)  unknown, ``expression-changed``
+  from or to a bool     unknown, ``bool-value`` (a bool spelling is no level)
   ====================  =========================================================
 
   ``party`` is ``spec-decode-users`` when the change crosses the profile's
@@ -172,6 +173,10 @@ def _effects(
         return [Effect(who, party, DEPENDS, "decided-at-run-time")]
     if d == "removed":
         return [Effect(who, party, UNKNOWN, "falls-back-to-inherited")]
+    if profile.is_bool_value(change.before) or profile.is_bool_value(change.after):
+        # a bool spelling (``full_cudagraph_supported = True``) is no level: a change from or
+        # to one has no direction the profile can read
+        return [Effect(who, party, UNKNOWN, "bool-value")]
     rank_a = profile.level_rank(change.after)
     basis = "declared"
     if d == "added":
