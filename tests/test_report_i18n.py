@@ -119,3 +119,39 @@ def test_zh_sentence_spaces_a_latin_value_where_it_meets_chinese(autoescape):
     # English sentences are never touched
     en = jinja_env("en").from_string('{{ _("a%(x)sb", x="X") }}').render()
     assert en == "aXb"
+
+
+def test_compiled_catalogs_are_kept_between_runs_and_survive_damage(tmp_path, monkeypatch):
+    from prkb.render import i18n
+
+    kept = tmp_path / "zh.mo"
+    monkeypatch.setattr(i18n, "compiled_catalog_path", lambda lang, po: kept)
+    try:
+        i18n.translations.cache_clear()
+        assert i18n.translations("zh").gettext("Executive summary") == "执行摘要"
+        assert kept.stat().st_size > 1000
+        good = kept.read_bytes()
+
+        def no_po(*_a, **_k):
+            raise AssertionError("the .po was read again")
+
+        monkeypatch.setattr(i18n, "read_po", no_po)
+        i18n.translations.cache_clear()  # a new process: the compiled file is read
+        assert i18n.translations("zh").gettext("Executive summary") == "执行摘要"
+        monkeypatch.undo()
+        monkeypatch.setattr(i18n, "compiled_catalog_path", lambda lang, po: kept)
+        for damage in (b"not a catalog", good[: len(good) // 3], good[:7]):
+            kept.write_bytes(damage)
+            i18n.translations.cache_clear()
+            assert i18n.translations("zh").gettext("Executive summary") == "执行摘要"
+            assert kept.read_bytes() == good  # compiled again and replaced
+    finally:
+        i18n.translations.cache_clear()
+
+
+def test_compiled_catalog_is_named_by_the_catalog_text():
+    from prkb.render.i18n import compiled_catalog_path
+
+    a, b = compiled_catalog_path("zh", b"x"), compiled_catalog_path("zh", b"y")
+    assert a is not None and b is not None and a != b
+    assert a == compiled_catalog_path("zh", b"x") and a.suffix == ".mo"
