@@ -552,7 +552,7 @@ def _env(lang: str, html: bool = False) -> Any:
     built once: its filters depend only on the language. ``html``: every template escapes
     (the section's one template is rendered both ways)."""
     from ..render.formats import FORMATTERS, filters_of
-    from ..render.i18n import bytecode_cache, escaping_gettext, jinja_env
+    from ..render.i18n import bytecode_cache, escaping_gettext, jinja_env, sentence_macros
     from ..render.jinja_calls import PlainCallContext
 
     env = jinja_env(lang, autoescape=True if html else None)
@@ -572,6 +572,7 @@ def _env(lang: str, html: bool = False) -> Any:
     env.filters.update({k: v for k, v in filters_of(report_fmt).items() if k in ("c", "q")})
     env.globals["codes"] = report_fmt.codes
     env.globals["L"] = env.get_template("report/_labels.j2").make_module()
+    env.globals["sentences"] = sentence_macros(env)  # last: the macros see every global
     return env
 
 
