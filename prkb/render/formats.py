@@ -118,8 +118,17 @@ class TextFormat(_Lines):
 _EMPTY = Markup("")
 
 
+@lru_cache(maxsize=16384)
+def _text(text: str) -> Markup:
+    return escape(one_line(text))
+
+
 def html_text(text: str | None) -> Markup:
-    """Untrusted text on one line, escaped."""
+    """Untrusted text on one line, escaped. Cached (a pure function of the text): a PR's
+    title is said on its own pages and beside every relation to it, its author's login on
+    many pages."""
+    if type(text) is str:
+        return _text(text)
     return escape(one_line(text))
 
 
