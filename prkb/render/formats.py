@@ -148,7 +148,20 @@ def html_code(text: str | None) -> Markup:
 
 
 def html_inline(text: str | None) -> Markup:
-    """Untrusted text on one line, its own inline code spans kept as ``<code>``."""
+    """Untrusted text on one line, its own inline code spans kept as ``<code>``. Cached (a
+    pure function of the text): the lines of a PR's description and the quotes of its
+    relations are said in both languages' reports, a quote on both PRs' pages."""
+    if type(text) is str:
+        return _inline(text)
+    return _inline_of(text)
+
+
+@lru_cache(maxsize=16384)
+def _inline(text: str) -> Markup:
+    return _inline_of(text)
+
+
+def _inline_of(text: str | None) -> Markup:
     s = one_line(text)
     if "`" not in s:
         return escape(s)
