@@ -470,7 +470,14 @@ SECTION = "digest/section.j2"
 
 def plain(text: Any) -> str:
     """One line of untrusted text with control and bidi characters removed."""
-    return _CONTROL.sub("", " ".join(str(text).split()))
+    return _plain(text if type(text) is str else str(text))
+
+
+@lru_cache(maxsize=8192)
+def _plain(text: str) -> str:
+    # cached (a pure function of the text): a PR's title is in the lists of two weeks, in
+    # both languages, and in the week's feed entry
+    return _CONTROL.sub("", " ".join(text.split()))
 
 
 class DigestText:
@@ -629,11 +636,11 @@ def render_section(dg: Digest, lang: str, fmt: str, site_url: str | None = None)
             nodes[key] = got
         return got
 
-    env.filters["risk"] = lambda code: risk_label(code, lang)
     # every function the templates call is a plain one: called without Jinja's checks
     calls: dict[str, Any] = {
         "link": link,
         "node": node,
+        "risk_labels": lambda codes: [risk_label(code, lang) for code in codes],
         "direction": lambda code: direction_label(code, lang),
         "finding": lambda f: f.message_zh if lang == "zh" and f.message_zh else f.message_en,
     }
