@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -100,7 +100,8 @@ class RiskTag:
     zh: str
 
     def to_json(self) -> dict[str, str]:
-        return asdict(self)
+        # what asdict makes of it, without its recursive copy (read once per tag of a PR)
+        return {"code": self.code, "en": self.en, "zh": self.zh}
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 
 from ..models import Finding, SymbolChange
@@ -107,11 +108,21 @@ def features_of(record: dict[str, Any], profile: Profile) -> tuple[FeatureFact, 
     }
     out: list[FeatureFact] = []
     for name, terms in profile.features.items():
-        pats = [re.compile(rf"(?<![A-Za-z]){re.escape(t)}(?![A-Za-z])") for t in terms]
-        where = tuple(k for k, text in places.items() if any(p.search(text) for p in pats))
+        if not terms:
+            continue
+        pattern = _terms_pattern(terms)
+        where = tuple(k for k, text in places.items() if pattern.search(text))
         if where:
             out.append(FeatureFact(name, where))
     return tuple(out)
+
+
+@lru_cache(maxsize=256)
+def _terms_pattern(terms: tuple[str, ...]) -> re.Pattern[str]:
+    """One search for any of ``terms`` as a word of its own (no letter right before or after
+    it): a text matches when one of the terms so occurs in it. Cached: a profile's terms."""
+    alternatives = "|".join(re.escape(t) for t in terms)
+    return re.compile(rf"(?<![A-Za-z])(?:{alternatives})(?![A-Za-z])")
 
 
 def platforms_of(record: dict[str, Any], profile: Profile) -> tuple[PlatformFact, ...]:

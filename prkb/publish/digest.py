@@ -489,7 +489,14 @@ SECTION = "digest/section.j2"
 
 def plain(text: Any) -> str:
     """One line of untrusted text with control and bidi characters removed."""
-    return _CONTROL.sub("", " ".join(str(text).split()))
+    return _plain(text if type(text) is str else str(text))
+
+
+@lru_cache(maxsize=8192)
+def _plain(text: str) -> str:
+    # cached (a pure function of the text): a PR's title is in the lists of two weeks, in
+    # both languages, and in the week's feed entry
+    return _CONTROL.sub("", " ".join(text.split()))
 
 
 class DigestText:
@@ -571,7 +578,7 @@ def _env(lang: str, html: bool = False) -> Any:
     built once: its filters depend only on the language. ``html``: every template escapes
     (the section's one template is rendered both ways)."""
     from ..render.formats import FORMATTERS, filters_of
-    from ..render.i18n import bytecode_cache, escaping_gettext, jinja_env
+    from ..render.i18n import bytecode_cache, escaping_gettext, jinja_env, sentence_macros
     from ..render.jinja_calls import PlainCallContext
 
     env = jinja_env(lang, autoescape=True if html else None)
@@ -591,6 +598,7 @@ def _env(lang: str, html: bool = False) -> Any:
     env.filters.update({k: v for k, v in filters_of(report_fmt).items() if k in ("c", "q")})
     env.globals["codes"] = report_fmt.codes
     env.globals["L"] = env.get_template("report/_labels.j2").make_module()
+    env.globals["sentences"] = sentence_macros(env)  # last: the macros see every global
     return env
 
 
@@ -647,11 +655,11 @@ def render_section(dg: Digest, lang: str, fmt: str, site_url: str | None = None)
             nodes[key] = got
         return got
 
-    env.filters["risk"] = lambda code: risk_label(code, lang)
     # every function the templates call is a plain one: called without Jinja's checks
     calls: dict[str, Any] = {
         "link": link,
         "node": node,
+        "risk_labels": lambda codes: [risk_label(code, lang) for code in codes],
         "direction": lambda code: direction_label(code, lang),
         "finding": lambda f: f.message_zh if lang == "zh" and f.message_zh else f.message_en,
     }

@@ -118,8 +118,17 @@ class TextFormat(_Lines):
 _EMPTY = Markup("")
 
 
+@lru_cache(maxsize=16384)
+def _text(text: str) -> Markup:
+    return escape(one_line(text))
+
+
 def html_text(text: str | None) -> Markup:
-    """Untrusted text on one line, escaped."""
+    """Untrusted text on one line, escaped. Cached (a pure function of the text): a PR's
+    title is said on its own pages and beside every relation to it, its author's login on
+    many pages."""
+    if type(text) is str:
+        return _text(text)
     return escape(one_line(text))
 
 
@@ -139,7 +148,20 @@ def html_code(text: str | None) -> Markup:
 
 
 def html_inline(text: str | None) -> Markup:
-    """Untrusted text on one line, its own inline code spans kept as ``<code>``."""
+    """Untrusted text on one line, its own inline code spans kept as ``<code>``. Cached (a
+    pure function of the text): the lines of a PR's description and the quotes of its
+    relations are said in both languages' reports, a quote on both PRs' pages."""
+    if type(text) is str:
+        return _inline(text)
+    return _inline_of(text)
+
+
+@lru_cache(maxsize=16384)
+def _inline(text: str) -> Markup:
+    return _inline_of(text)
+
+
+def _inline_of(text: str | None) -> Markup:
     s = one_line(text)
     if "`" not in s:
         return escape(s)

@@ -258,6 +258,24 @@ def _zh_newstyle_gettext(catalog: Translations) -> Callable[..., str]:
     return gettext
 
 
+# --- the sentences several templates say ---------------------------------------------------
+
+# the report, the digest and the site's PR page say these sentences with the same macros
+SENTENCES = {"changes": "report/_changes.j2", "relations": "report/_relations.j2",
+             "evidence": "report/_evidence.j2"}
+
+
+def sentence_macros(env: jinja2.Environment) -> dict[str, Any]:
+    """The global ``sentences`` of ``env``: the module of each template of :data:`SENTENCES`
+    (``sentences.relations.sentence``, ``sentences.evidence.lines``...), made once.
+
+    The very module a ``{% from %}`` import in a template gets (``Template.module``), without
+    the import's cost on every render (a template lookup and a comparison of the importing
+    template's globals with the module's, ~40 µs each). Call it when the environment's
+    globals and filters are all set: a module keeps the ones it was made with."""
+    return {name: env.get_template(path).module for name, path in SENTENCES.items()}
+
+
 # --- HTML under autoescape ----------------------------------------------------------------
 
 

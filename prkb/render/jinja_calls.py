@@ -5,7 +5,9 @@ Jinja calls every function from a template through ``Context.call``, which looks
 ``pass_context``-style markers on each call. Pages that call a few helpers hundreds of times
 mark those helpers with :func:`plain_call` and render with :class:`PlainCallContext`
 (``env.context_class``): a marked function is called directly, as Jinja itself would call a
-function that takes no context.
+function that takes no context. Two kinds of callable the templates call most are known
+without looking: a macro (:class:`jinja2.runtime.Macro`, whose ``__call__`` takes the eval
+context) and a built-in function or method (``dict.get``: it carries no marker).
 
 Under autoescape, every ``{{ value }}`` goes through ``markupsafe.escape``, which makes a new
 :class:`~markupsafe.Markup` even of a value that is one already (catalog messages, the
@@ -18,11 +20,12 @@ as it is, and a ``Markup`` that wraps a plain string without the checks of
 from __future__ import annotations
 
 from collections.abc import Callable, MutableMapping
-from types import CodeType
+from types import BuiltinFunctionType, CodeType
 from typing import Any, TypeVar
 
 import jinja2
 import jinja2.runtime
+from jinja2.runtime import Macro
 from markupsafe import Markup, escape
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -37,10 +40,23 @@ def plain_call(fn: F) -> F:
 
 
 class PlainCallContext(jinja2.runtime.Context):
-    """Jinja's context; calls of functions marked by :func:`plain_call` skip the checks."""
+    """Jinja's context; calls of functions marked by :func:`plain_call`, of macros and of
+    built-in functions skip the checks (each is called as ``Context.call`` would call it)."""
 
     def call(__self, __obj: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        if getattr(__obj, "_plain_call", False):
+        kind = type(__obj)
+        if kind is Macro:
+            # Macro.__call__ is pass_eval_context: Context.call hands it the eval context
+            if kwargs:
+                kwargs.pop("_loop_vars", None)
+                kwargs.pop("_block_vars", None)
+            try:
+                return __obj(__self.eval_ctx, *args, **kwargs)
+            except StopIteration:  # as Context.call answers it
+                return __self.environment.undefined(
+                    "value was undefined because a callable raised a StopIteration exception")
+        if kind is BuiltinFunctionType or getattr(__obj, "_plain_call", False):
+            # a built-in (dict.get, str.split...) cannot carry Jinja's pass_* marker
             if kwargs:  # what Jinja adds inside loops and blocks for context functions
                 kwargs.pop("_loop_vars", None)
                 kwargs.pop("_block_vars", None)

@@ -23,6 +23,10 @@ _BIDI = dict.fromkeys(
     [0x200E, 0x200F, 0x061C, *range(0x202A, 0x202F), *range(0x2066, 0x206A)], None
 )
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# any character clean_text removes or changes (a control, "\r", a bidi control)
+_UNCLEAN = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f" + "".join(f"\\u{c:04x}" for c in _BIDI) + "]"
+)
 
 ALLOWED_TAGS = {
     "a", "p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li",
@@ -47,6 +51,8 @@ def clean_text(text: str | None) -> str:
     if not text:
         return ""
     if text.isascii() and text.isprintable():  # nothing to remove: most text, at no cost
+        return text
+    if _UNCLEAN.search(text) is None:  # nothing to remove from text in another script either
         return text
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     return _CONTROL.sub("", text.translate(_BIDI))

@@ -30,7 +30,15 @@ from ..profile import Profile, load_profile
 from ..store import Store
 from .body import body_sections, mentions, test_commands
 from .formats import FORMATTERS, FormatConstants, drop_marks, filters_of
-from .i18n import LANGS, bytecode_cache, cjk_spaced, html_env, jinja_env, translations
+from .i18n import (
+    LANGS,
+    bytecode_cache,
+    cjk_spaced,
+    html_env,
+    jinja_env,
+    sentence_macros,
+    translations,
+)
 from .markdown import to_html
 from .patches import classes_touched, key_hunks, rebuilt, related_calls, related_names
 
@@ -729,6 +737,7 @@ def _report_env(lang: str, fmt: str) -> jinja2.Environment:
     env.globals.update(F=formatter, codes=formatter.codes, num=formatter.num)
     # the label tables (report/_labels.j2) depend only on the language: built once
     env.globals["L"] = env.get_template("report/_labels.j2").make_module()
+    env.globals["sentences"] = sentence_macros(env)  # last: the macros see every global
     return env
 
 

@@ -59,12 +59,13 @@ _WORKER_JOB: RenderJob | None = None
 def escaping_env(lang: str, what: str) -> jinja2.Environment:
     """The HTML environment of ``prkb.render.i18n.html_env`` with the site's page helpers
     (level_badge, pr_link, change_line, state_name: ``site/macros.py``)."""
-    from ..render.i18n import html_env
+    from ..render.i18n import html_env, sentence_macros
 
     env = html_env(lang, what)
     gettext: Callable[..., Markup] = env.globals["gettext"]  # type: ignore[assignment]
     env.globals.update({k: plain_call(f) for k, f in
                         make_helpers(gettext, env.filters["label"]).items()})
+    env.globals["sentences"] = sentence_macros(env)  # last: the macros see every global
     return env
 
 
