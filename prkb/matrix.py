@@ -209,11 +209,12 @@ def matrix_history(store: Store, repo: str | None = None) -> dict[str, Any]:
 def reading_text(lv: dict[str, Any], profile: Profile) -> str:
     """A stored reading as one line: the effective value (a bool as its spelling and value,
     :meth:`Profile.value_text`), or for a dynamic builder the levels it can report with their
-    conditions (older rows without them: ``(dynamic)``)."""
+    conditions, then the attribute's value (older rows without them: ``(dynamic)``)."""
     value = profile.value_text(str(lv["effective"]))
     if lv.get("dynamic"):
         if lv.get("level_text"):
-            return f"{value} (dynamic: {lv['level_text']})"
+            # what the override reports is in force; the attribute it shadows comes second
+            return f"{lv['level_text']} (dynamic; the attribute reads {value})"
         return f"{value} (dynamic)"
     return value
 

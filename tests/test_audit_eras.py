@@ -560,7 +560,9 @@ def test_matrix_history_and_timeline_show_the_set(dyn_kb, capsys):
         ("4", False, ["UNIFORM_SINGLE_TOKEN_DECODE"], None),
     ]
     text = history_markdown(matrix_history(store), P)
-    assert "(dynamic: UNIFORM_BATCH when cfg.trt; UNIFORM_SINGLE_TOKEN_DECODE" in text
+    # what the override reports comes first; the attribute it shadows second
+    assert ("| UNIFORM_BATCH when cfg.trt; UNIFORM_SINGLE_TOKEN_DECODE when not cfg.trt "
+            "(dynamic; the attribute reads UNIFORM_SINGLE_TOKEN_DECODE) |") in text
     assert main(["--db", str(db), "timeline", "FlashInferMetadataBuilder"]) == 0
     out = capsys.readouterr().out
     assert f"-> {WHEN} (dynamic-added)" in out
@@ -600,5 +602,10 @@ def test_site_builder_runs_carry_the_set(dyn_kb):
         (False, None),
     ]
     helpers = make_helpers(lambda s, **kw: s, lambda s, _kind: s)
+    # the badge is what the override can report (conditional), not the attribute it
+    # shadows; its levels are said once
+    assert [r["value"] for r in runs[1:3]] == [r["level_text"] for r in runs[1:3]]
     badge = str(helpers["level_badge"](runs[1]))
-    assert "dynamic: UNIFORM_BATCH when cfg.trt;" in badge
+    assert 'class="badge lvl-cond"' in badge and ">UNIFORM_BATCH when cfg.trt;" in badge
+    assert badge.count("UNIFORM_BATCH when cfg.trt;") == 2  # the text and the title
+    assert '<span class="dyn" title="decided at run time">dynamic</span>' in badge

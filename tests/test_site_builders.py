@@ -94,3 +94,24 @@ def test_a_builder_slug_is_stable_when_a_same_named_class_appears(tmp_path: Path
                  for b in gather(store, PROFILE).builders.values()}
     assert before[(V1, CLS)] == after[(V1, CLS)]
     assert after[(V0, CLS)] != after[(V1, CLS)]
+
+
+def test_an_override_s_report_is_the_level_in_force_on_real_history(bundled):
+    """vLLM at #38076 (the fork's main has the same class): DeepseekV32IndexerMetadataBuilder
+    declares no attribute (it inherits NEVER) and its get_cudagraph_support returns
+    UNIFORM_BATCH; FlashInferMetadataBuilder's override returns UNIFORM_BATCH or
+    UNIFORM_SINGLE_TOKEN_DECODE by has_trtllm_support (read with git show in the fork). The
+    site shows what the override reports, as `prkb matrix` does, not the attribute."""
+    from prkb.profile import load_profile
+    from prkb.site.gather import gather
+
+    data = gather(bundled, load_profile())
+    now = {(b["class"], b["file"]): b["current"] for b in data.builders.values()}
+    indexer = now[("DeepseekV32IndexerMetadataBuilder",
+                   "vllm/v1/attention/backends/mla/indexer.py")]
+    assert (indexer["value"], indexer["level"], indexer["dynamic"]) == (
+        "UNIFORM_BATCH", "UNIFORM_BATCH", True)
+    fi = now[("FlashInferMetadataBuilder", "vllm/v1/attention/backends/flashinfer.py")]
+    assert fi["dynamic"] and fi["level"] is None
+    assert fi["value"] == ("UNIFORM_BATCH when has_trtllm_support; "
+                           "UNIFORM_SINGLE_TOKEN_DECODE when not has_trtllm_support")

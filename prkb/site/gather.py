@@ -211,6 +211,12 @@ def builder_histories(data: SiteData, profile: Profile) -> dict[str, dict[str, A
         b["source"] = "collected"
         value = lv["effective"] if lv["effective"] is not None else lv["declared"]
         text = lv.get("level_text") if lv["dynamic"] else None
+        if lv["dynamic"] and lv.get("level_set"):
+            # an override decides: what it can report is in force, not the attribute it
+            # shadows (``prkb matrix``'s level column says the same); one level is that
+            # level, several are the conditional text
+            levels = lv["level_set"]
+            value = levels[0] if len(levels) == 1 else text or value
         reading = (value, bool(lv["dynamic"]), text)
         last = b["runs"][-1] if b["runs"] else None
         if last is not None and (last["value"], last["dynamic"], last["level_text"]) == reading:

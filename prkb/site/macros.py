@@ -43,7 +43,7 @@ def make_helpers(
         if not run["dynamic"]:
             return Markup(html)
         text = run.get("level_text")
-        if not text:
+        if not text or text == shown:  # the badge says the levels already
             return Markup(html) + dynamic
         # the levels the builder can report, with their conditions
         return Markup(html) + Markup(' <span class="dyn" title="{}">{}: {}</span>').format(
