@@ -298,6 +298,11 @@ def test_trimmed_lines_keep_their_line_numbers():
     for o, n, raw in kept:
         assert (o, n) == full[raw], raw
     assert trimmed.splitlines()[0] == "@@ -233,1 +233,1 @@ class AiterFlashAttentionMetadata:"
+    # a new file: the old side is empty and starts at 0, as git writes it
+    new_file = ("@@ -0,0 +1,3 @@\n+import x\n+class NewBuilder(Base):\n"
+                "+    _cudagraph_support = X.ALWAYS\n")
+    assert trim_patch(new_file, P).splitlines() == [
+        "@@ -0,0 +2,2 @@", "+class NewBuilder(Base):", "+    _cudagraph_support = X.ALWAYS"]
     # the excerpt shows the class line and the declaration at their own numbers, apart
     ex = excerpt_from_patch(trimmed, "a.py", "AiterFlashAttentionMetadataBuilder",
                             "cudagraph_support", P)

@@ -248,8 +248,9 @@ def trim_patch(patch: str, profile: Profile) -> str:
             return
         o_count = sum(1 for ln in run if ln[:1] in ("-", " "))
         n_count = sum(1 for ln in run if ln[:1] in ("+", " "))
-        o_start = run_head[0] - (1 if o_count == 0 else 0)
-        n_start = run_head[1] - (1 if n_count == 0 else 0)
+        # an empty side names the line before the hunk (0 in a new or deleted file)
+        o_start = max(0, run_head[0] - (1 if o_count == 0 else 0))
+        n_start = max(0, run_head[1] - (1 if n_count == 0 else 0))
         tail = f" {run_section}" if run_section else ""
         out.append(f"@@ -{o_start},{o_count} +{n_start},{n_count} @@{tail}")
         out.extend(run)

@@ -70,10 +70,8 @@ def translations(lang: str) -> Translations:
         try:
             with compiled.open("rb") as fh:
                 return Translations(fp=fh, domain=DOMAIN)
-        except FileNotFoundError:
-            pass
-        except (OSError, ValueError, struct.error, UnicodeDecodeError):
-            pass  # unreadable or damaged: compiled again below, and replaced
+        except (OSError, ValueError, struct.error):
+            pass  # not made yet, unreadable or damaged: compiled below, and replaced
     catalog = read_po(io.BytesIO(po), locale=locale_of(lang), domain=DOMAIN)
     buf = io.BytesIO()
     write_mo(buf, catalog, use_fuzzy=False)
