@@ -142,7 +142,7 @@ class Profile:
         declaration) is no level, and a profile says of no bool which level it means, so it is
         shown as the spelling and its value (``full_cudagraph_supported = True``): ``attr``,
         else the profile's bool spelling(s); a profile with none says it is a bool."""
-        if value not in ("True", "False"):
+        if not self.is_bool_value(value):
             return value
         spelling = attr if attr in self.bool_spellings else " / ".join(self.bool_spellings)
         # ("True (a bool, not a level)" when the profile names no bool spelling)
