@@ -292,9 +292,17 @@ def test_cli_build_one_language_and_errors(tmp_path: Path) -> None:
 def test_search_index_has_both_languages(tmp_path: Path) -> None:
     with make_kb(tmp_path / "kb.sqlite") as store:
         stats = build_site(store, tmp_path / "site", load_profile(None), search=True)
-    entry = json.loads((tmp_path / "site" / "pagefind" / "pagefind-entry.json").read_text())
+    index = tmp_path / "site" / "pagefind"
+    entry = json.loads((index / "pagefind-entry.json").read_text())
     assert set(entry["languages"]) == {"zh-cn", "en"}
-    assert entry["languages"]["en"]["page_count"] == stats.search_pages // 2
+    # the primary bundle and the shards it merges (the digests are a shard of their own)
+    merged = json.loads((index / "shards.json").read_text())
+    assert merged and all(rel.startswith("shards/digest-20") for rel in merged), merged
+    bundles = [index, *(index / rel for rel in merged)]
+    counts = [json.loads((b / "pagefind-entry.json").read_text())["languages"]
+              for b in bundles]
+    assert sum(c["en"]["page_count"] for c in counts) == stats.search_pages // 2
+    assert sum(c["zh-cn"]["page_count"] for c in counts) == stats.search_pages // 2
     assert stats.search_reindexed
     with Store(tmp_path / "kb.sqlite") as store:
         # nothing searchable changed: the index is kept (linked), not built again

@@ -197,20 +197,26 @@ def test_pages_rendered_by_forked_workers_equal_pages_rendered_here(
 
 
 def test_a_site_an_earlier_version_built_is_made_again_without_error(tmp_path: Path) -> None:
-    """The manifest keeps the format the previous version wrote (version 2, the same fields:
-    the hashes were renamed in the code, not in the file). A site whose manifest has another
-    salt (another prkb's code) or another format version is rebuilt from scratch, without
-    error, into the same site as a fresh build; the build after that is incremental again."""
+    """The manifest is format version 3 (a page's entry is three hashes: its inputs, its
+    links, what the search index reads of it). A site whose manifest has another salt
+    (another prkb's code) or another format version (2: two hashes a page) is rebuilt from
+    scratch, without error, into the same site as a fresh build; the build after that is
+    incremental again."""
     import json
 
     out, fresh = tmp_path / "site", tmp_path / "fresh"
     with make_kb(tmp_path / "kb.sqlite") as store:
         build_site(store, out, PROFILE, search=False)
         manifest = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
-        assert manifest["version"] == 2
+        assert manifest["version"] == 3
         assert set(manifest) == {"version", "salt", "kb", "search", "currents", "prs", "pages"}
         assert all(len(v) == 2 for v in manifest["prs"].values())
-        for change in ({"salt": "0" * 64}, {"version": 1}):
+        assert all(len(v) == 3 for v in manifest["pages"].values())
+        searched = {p for p, v in manifest["pages"].items() if v[2]}
+        assert searched and all("/pr/" in p or "/builder/" in p or "/digest/2" in p
+                                for p in searched)
+        two = {p: v[:2] for p, v in manifest["pages"].items()}
+        for change in ({"salt": "0" * 64}, {"version": 1}, {"version": 2, "pages": two}):
             (out / MANIFEST).write_text(json.dumps({**manifest, **change}), encoding="utf-8")
             stats = build_site(store, out, PROFILE, search=False)
             assert stats.rendered == stats.pages and stats.reused == 0, change

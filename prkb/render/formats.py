@@ -12,7 +12,8 @@ catalog messages in the template.
   ``end_li`` (the end of an item of several lines), ``p``/``end_p``, ``ip`` (a paragraph
   inside a numbered item), ``hr``, ``quote``/``end_quote``, ``ql``/``end_ql`` (a quoted
   line), ``qsep`` (between quoted lines), ``h1``..``h3``/``end_h1``..``end_h3`` (headings),
-  ``b``/``end_b`` (strong text);
+  ``b``/``end_b`` (strong text), ``noindex``/``end_noindex`` (around a part the site's
+  search leaves out: what the report says of other PRs; nothing in Markdown or text);
 - and methods ``num`` (an item of a numbered list) and ``codes`` (values as code, with
   commas).
 
@@ -54,7 +55,7 @@ class _Lines:
     """What Markdown and text share: no tags, lists as bullets, structure lines dropped."""
 
     bullet = "-"
-    ul = end_ul = ol = end_ol = end_li = quote = end_quote = DROP
+    ul = end_ul = ol = end_ol = end_li = quote = end_quote = noindex = end_noindex = DROP
     end = p = end_p = end_ql = end_h1 = end_h2 = end_h3 = b = end_b = ""
     ip = "   "
 
@@ -200,6 +201,10 @@ class HtmlFormat:
     h3, end_h3 = Markup("<h3>"), Markup("</h3>")
     b, end_b = Markup("<strong>"), Markup("</strong>")
     quote, end_quote = Markup("<blockquote>"), Markup("</blockquote>")
+    # Pagefind skips the element: another PR's title on this PR's page is no reason to find
+    # this page, nor to index it again when that title changes (prkb.site.search)
+    noindex = Markup('<div class="aside" data-pagefind-ignore>')
+    end_noindex = Markup("</div>")
     qsep = _EMPTY
     text = staticmethod(html_text)
     inline = staticmethod(html_inline)

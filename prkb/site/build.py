@@ -5,9 +5,9 @@
 :mod:`prkb.site.pages`; which pages did not change since the previous build) -> **render**
 (unchanged pages reused, the others rendered, :mod:`prkb.site.render`; static assets, sitemap;
 internal links checked, :mod:`prkb.site.links`) -> **index** (the Pagefind search index in
-shards, each indexed again only when its pages changed, :mod:`prkb.site.search`; none when
-Pagefind is not installed) -> **write** (the manifest, then the swap). Each stage is a
-function of the build and records its time in ``stats.seconds``.
+shards, each indexed again only when what it reads of its pages changed,
+:mod:`prkb.site.search`; none when Pagefind is not installed) -> **write** (the manifest, then
+the swap). Each stage is a function of the build and records its time in ``stats.seconds``.
 
 Everything is written into a new tree beside the output and swapped in at the end
 (:class:`prkb.site.output.OutputTree`), so a failed build leaves the previous site as it was.
@@ -47,8 +47,10 @@ from .search import (
     PRIMARY,
     SHARDS,
     SHARDS_FILE,
+    group_shards,
     index_shards,
     pagefind_binary,
+    searchable_hash,
     shard_hash,
 )
 from .state import MANIFEST as MANIFEST
@@ -217,7 +219,7 @@ def plan(b: Build) -> None:
         prev = old.get(page.path)
         # same salt, same inputs: the same hash as before, by construction
         page_hash = prev[0] if page.same and prev is not None else _page_hash(b.salt, page)
-        b.new.pages[page.path] = [page_hash, ""]
+        b.new.pages[page.path] = [page_hash, "", ""]
         if prev is not None and prev[0] == page_hash:
             b.keep.append(i)
         else:
@@ -244,17 +246,21 @@ def render(b: Build) -> None:
             b.todo.append(i)
             continue
         kept.append(i)
-        new.pages[pages[i].path][1] = old.pages[pages[i].path][1]
+        entry = new.pages[pages[i].path]
+        entry[1:] = old.pages[pages[i].path][1:]
+        if pages[i].search and not entry[2]:  # indexed now, not before: read what it says
+            entry[2] = searchable_hash(tree.read(pages[i].path))
         b.stats.reused += 1
         if b.on_page is not None:
             b.on_page()
     b.lap("reuse")
     job = RenderJob(pages, b.store, b.langs, b.base_url, tree.tmp, warm_ups=_warm_ups())
     rendered_links: dict[str, list[str]] = {}
-    for i, page_links in render_all(job, b.todo, on_done=_advance(b.on_page)).items():
+    for i, (page_links, searchable) in render_all(job, b.todo,
+                                                  on_done=_advance(b.on_page)).items():
         path = pages[i].path
         rendered_links[path] = page_links
-        new.pages[path][1] = site_state.links_hash(page_links)
+        new.pages[path][1:] = [site_state.links_hash(page_links), searchable]
     b.stats.rendered = len(b.todo)
     b.stats.pages = len(pages)
     b.lap("render")
@@ -277,14 +283,11 @@ def index(b: Build) -> None:
         b.stats.search_missing = b.search  # asked for, but Pagefind is not installed
         return
     assert b.pagefind is not None
-    shards: dict[str, list[str]] = {}
-    newest = max((p.shard for p in b.pages if p.search), default=-1)
-    for p in b.pages:
-        if p.search:
-            name = PRIMARY if p.shard in (-1, newest) else str(p.shard)
-            shards.setdefault(name, []).append(p.path)
+    shards = group_shards([(p.path, p.shard) for p in b.pages if p.search])
     pages = b.new.pages
-    b.new.shards = {name: shard_hash([(path, pages[path][0]) for path in paths])
+    # what the index reads of each page (not all its inputs): a page that shows another PR's
+    # edited title in a part the index leaves out does not index its shard again
+    b.new.shards = {name: shard_hash([(path, pages[path][2]) for path in paths])
                     for name, paths in shards.items()}
     old = b.old.shards if b.old.search else {}
     todo = [name for name, h in b.new.shards.items() if old.get(name) != h]

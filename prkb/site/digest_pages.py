@@ -22,6 +22,7 @@ from ..store import Store
 from .gather import SiteData
 from .page import Page
 from .safe import site_safe
+from .search import digest_shard
 
 FEED_WEEKS = 20  # entries of each digest feed (newest weeks)
 _MARK = "https://prkb.invalid/site"  # site_url while rendering a page; replaced after nh3
@@ -170,7 +171,7 @@ def digest_pages(
                 f"{lang}/digest/{key}.html", "site/digest.html",
                 {**common, "h": hashes[key]},
                 partial(_week_context, week_data, fixed[lang], row, lang, slugs),
-                lang=lang, search=True,
+                lang=lang, search=True, shard=digest_shard(key),
             ))
         if n == len(newest) - 1:
             pages.extend(feeds())

@@ -164,6 +164,10 @@ class OutputTree:
         """Hard-link (or copy) the previous build's file ``name``; False when it is gone."""
         return _reuse(self.out / name, self.tmp / name)
 
+    def read(self, name: str) -> bytes:
+        """A file of the new tree (a kept page: the previous build's bytes)."""
+        return (self.tmp / name).read_bytes()
+
     def write(self, name: str, body: bytes) -> None:
         """Write a new file of the tree."""
         write_new(self.tmp / name, body)

@@ -19,7 +19,8 @@ class Page:
     kind: str = "html"  # html, json (a dict encoded), bytes (the context's "body"), feed
     search: bool = False  # indexed by Pagefind
     same: bool = False  # inputs known to equal the previous build's (no need to hash them)
-    shard: int = -1  # a PR page's search shard (PR id // PRS_PER_SHARD); -1: the primary one
+    # its search shard (prkb.site.search: pr_shard, digest_shard); "": the primary one
+    shard: str = ""
 
 
 def root_of(path: str) -> str:

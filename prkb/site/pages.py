@@ -235,7 +235,6 @@ def plan_pages(
                     feed_title(profile, lang)),
             lang=lang, kind="bytes",
         ))
-    shard_prs = site_search.PRS_PER_SHARD
     # a PR's (and a builder's) pages in every language next to each other: the renderer hands
     # out pages in runs, so one process reads the PR's facts once for all its languages
     for pr, d_page, same in per_pr:
@@ -243,7 +242,7 @@ def plan_pages(
             pages.append(Page(
                 f"{lang}/pr/{pr['slug']}.html", "site/pr.html", d_page,
                 partial(_pr_context, store, report_html, fixed_by_lang[lang], data, pr, lang),
-                lang=lang, search=True, same=same, shard=pr["id"] // shard_prs,
+                lang=lang, search=True, same=same, shard=site_search.pr_shard(pr["id"]),
             ))
     charts: dict[str, Any] = {}
     for b, ids, inputs in per_builder:

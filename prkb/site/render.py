@@ -25,6 +25,7 @@ from .feed import atom_feed
 from .macros import make_helpers
 from .output import ASSETS, write_new
 from .page import LANG_CODES, Page, root_of
+from .search import searchable_hash
 
 PARALLEL_MIN = 160  # PR pages' worth of work; below this, forking costs more than it saves
 HEAVY = 10  # what a page other than a PR page is worth, in PR pages (a rough mean)
@@ -109,19 +110,23 @@ def render_page(job: RenderJob, page: Page) -> bytes:
     return html.encode("utf-8")
 
 
-def _render_some(job: RenderJob, indexes: list[int]) -> list[tuple[int, list[str]]]:
-    """Render and write pages; returns each page's internal links.
+Rendered = tuple[list[str], str]  # a page's internal links, its searchable hash ("": none)
+
+
+def _render_some(job: RenderJob, indexes: list[int]) -> list[tuple[int, Rendered]]:
+    """Render and write pages; returns each page's internal links and, for a page in the
+    search index, the hash of what the index reads of it (search.searchable_hash).
 
     Written in the rendering thread: on this work's file systems a page's write is a few
     tens of microseconds, less than handing it to a writer thread costs in CPU (and the
     workers already keep every core busy)."""
-    out: list[tuple[int, list[str]]] = []
+    out: list[tuple[int, Rendered]] = []
     for i in indexes:
         page = job.pages[i]
         body = render_page(job, page)
         write_new(job.tmp / page.path, body)
         links = job.links.links(page.path, body.decode("utf-8")) if page.kind == "html" else []
-        out.append((i, links))
+        out.append((i, (links, searchable_hash(body) if page.search else "")))
     return out
 
 
@@ -146,24 +151,24 @@ def _warm_up(job: RenderJob, indexes: list[int]) -> None:
                 warm_up(lang)
 
 
-def _worker(indexes: list[int]) -> list[tuple[int, list[str]]]:
+def _worker(indexes: list[int]) -> list[tuple[int, Rendered]]:
     assert _WORKER_JOB is not None
     return _render_some(_WORKER_JOB, indexes)
 
 
 def render_all(
     job: RenderJob, indexes: list[int], on_done: Callable[[int], None] | None = None
-) -> dict[int, list[str]]:
-    """Render the pages at ``indexes``; returns their links by index."""
+) -> dict[int, Rendered]:
+    """Render the pages at ``indexes``; returns, by index, their links and searchable hashes."""
     workers = min(os.cpu_count() or 1, 4)
-    results: dict[int, list[str]] = {}
+    results: dict[int, Rendered] = {}
     # a page that lists all PRs (timeline, graph, digest week, builder...) costs what tens of
     # PR pages cost: a few of them are worth the other core too
     weight = sum(1 if job.pages[i].template == "site/pr.html" else HEAVY for i in indexes)
     if weight < PARALLEL_MIN or workers < 2 or str(job.store.path) == ":memory:":
         for chunk in _chunks(indexes, 64):
-            for i, links in _render_some(job, chunk):
-                results[i] = links
+            for i, one in _render_some(job, chunk):
+                results[i] = one
             if on_done is not None:
                 on_done(len(chunk))
         return results
@@ -173,11 +178,11 @@ def render_all(
         # heavy pages first, in small runs, so that the last run is not a long one
         order = sorted(indexes, key=lambda i: job.pages[i].template == "site/pr.html")
         size = max(1, min(100, len(indexes) // (workers * 8)))
-        for done in pool.imap_unordered(_worker, _chunks(order, size)):
-            for i, links in done:
-                results[i] = links
+        for batch in pool.imap_unordered(_worker, _chunks(order, size)):
+            for i, one in batch:
+                results[i] = one
             if on_done is not None:
-                on_done(len(done))
+                on_done(len(batch))
     return results
 
 

@@ -3,14 +3,22 @@ in shards, so that a changed PR re-indexes its shard only.
 
 Pagefind splits each index by the pages' ``<html lang>``, so the Chinese search page finds
 Chinese pages and the English one English pages. Only elements marked
-``data-pagefind-body`` (PR, builder and weekly digest pages) are indexed.
+``data-pagefind-body`` (PR, builder and weekly digest pages) are indexed, without the parts
+marked ``data-pagefind-ignore`` (what a page says of other PRs: their titles on a PR page and
+in its report's related PRs, a builder's list of PRs).
 
-Shards: PR pages are grouped by PR id (:data:`PRS_PER_SHARD` PRs a shard: a PR keeps its
-shard for good). The shard of the newest PRs, with the builder and digest pages (which change
-with almost every PR), is the primary bundle in ``pagefind/``; every other shard is a bundle of
-its own in ``pagefind/shards/<k>/``, and ``pagefind/shards.json`` lists them for the search
-page, which merges them in the browser (Pagefind's multisite ``mergeIndex``). A shard whose
-pages did not change keeps its bundle from the previous build (hard links).
+Shards (a page's shard is fixed by the plan, :attr:`prkb.site.page.Page.shard`): PR pages are
+grouped by PR id (:data:`PRS_PER_SHARD` PRs a shard: a PR keeps its shard for good); the
+weekly digests by year (:func:`digest_shard`). The shard of the newest PRs, with the builder
+pages, is the primary bundle in ``pagefind/``; every other shard is a bundle of its own in
+``pagefind/shards/<name>/``, and ``pagefind/shards.json`` lists them for the search page,
+which merges them in the browser (Pagefind's multisite ``mergeIndex``).
+
+A shard is indexed again only when what Pagefind reads of its pages changed: each rendered
+page's :func:`searchable_hash` (its bytes without the ignored parts) is kept in the manifest,
+and a shard whose pages' hashes are the previous build's keeps its bundle (hard links). So a
+PR's edited title indexes its own shard and its digest week's again, not the shards of the
+PRs that link to it.
 
 Pagefind is optional (the ``search`` extra): without it the site is built without an index.
 """
@@ -20,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -34,6 +43,17 @@ SHARDS = "shards"  # the folder of the other shards' bundles in INDEX
 SHARDS_FILE = "shards.json"  # in INDEX: the bundles the search page merges
 PRS_PER_SHARD = 500
 PRIMARY = "primary"  # the name of the primary shard
+# an element Pagefind leaves out, whole: from its start tag to its end tag, provided it holds
+# no element of its own name (its end would be ambiguous to a regular expression) and no
+# Pagefind attribute (``data-pagefind-ignore`` still reads the filters and meta inside); any
+# other element is kept as it is, which hashes more than is indexed, never less. Only
+# templates write these attributes: text from the knowledge base is escaped, and the
+# sanitizer drops data attributes from rendered Markdown.
+_IGNORED = re.compile(
+    rb"<([a-z][a-z0-9]*)\b[^>]*\sdata-pagefind-ignore(?=[\s>=])[^>]*>"
+    rb"(?:(?!<\1[\s>/]|data-pagefind-).)*?</\1\s*>",
+    re.DOTALL,
+)
 INSTALL_HINT = "pip install 'prkb[search]'"
 MISSING = f"no search index: Pagefind is not installed (add it with: {INSTALL_HINT})"
 
@@ -53,6 +73,41 @@ def pagefind_binary() -> Path | None:
         return None
     exe = Path(exe)
     return exe if exe.is_file() and os.access(exe, os.X_OK) else None
+
+
+def pr_shard(pr_id: int) -> str:
+    """The search shard of a PR's pages: its id's group of :data:`PRS_PER_SHARD`."""
+    return str(pr_id // PRS_PER_SHARD)
+
+
+def digest_shard(week: str) -> str:
+    """The search shard of a weekly digest's pages (``2025-W03``): its year's."""
+    return f"digest-{week[:4]}"
+
+
+def searchable_hash(body: bytes) -> str:
+    """A hash of what Pagefind can read of a page: its bytes with each element it is told to
+    ignore replaced by a mark (NUL, never in a page: where text was, without the text). Two
+    pages with the same hash index the same (the rest of the page, head and navigation
+    included, is hashed too: more than Pagefind reads, never less)."""
+    return hashlib.blake2b(strip_ignored(body), digest_size=8).hexdigest()
+
+
+def strip_ignored(body: bytes) -> bytes:
+    """A page's bytes, each element Pagefind ignores (see ``_IGNORED``) replaced by NUL."""
+    return _IGNORED.sub(b"\0", body)
+
+
+def group_shards(pages: list[tuple[str, str]]) -> dict[str, list[str]]:
+    """Shard name -> its pages' paths, from (path, shard) of every searchable page; the
+    newest PR shard (the highest number) and the shard named "" are the primary one."""
+    numbers = [int(name) for _, name in pages if name.isdigit()]
+    newest = str(max(numbers)) if numbers else None
+    shards: dict[str, list[str]] = {}
+    for path, name in pages:
+        key = PRIMARY if name in ("", newest) else name
+        shards.setdefault(key, []).append(path)
+    return shards
 
 
 def shard_names(shards: dict[str, list[str]]) -> list[str]:

@@ -1,7 +1,8 @@
 """What one site build leaves for the next: the manifest, the links file, the dirty set.
 
-``.prkb-manifest.json`` (small, read at every build) keeps per page the hash of its inputs and
-a short hash of its internal links; per PR the hashes of
+``.prkb-manifest.json`` (small, read at every build) keeps per page the hash of its inputs, a
+short hash of its internal links and, for a page in the search index, a short hash of what the
+index reads of it (:func:`prkb.site.search.searchable_hash`); per PR the hashes of
 its own data and of its page's inputs; per builder (its slug: file and class) a hash of its
 current reading; and
 the knowledge base's change-journal cursor (:meth:`prkb.store.Store.change_cursor`) at the time
@@ -35,7 +36,7 @@ SEARCH = ".prkb-search.json"  # search shard -> hash of its pages (prkb.site.sea
 # Files a fresh output folder may already hold (the repository's own site/README.md): the
 # build accepts such a folder and carries them into every new tree, so they are never lost.
 PLACEHOLDERS = frozenset({"README.md", ".gitkeep"})
-VERSION = 2
+VERSION = 3
 
 
 @dataclass
@@ -44,7 +45,8 @@ class State:
 
     salt: str | None = None
     kb: list[Any] | None = None  # change-journal cursor [seq, nonce]
-    pages: dict[str, list[str]] = field(default_factory=dict)  # path -> [hash, links hash]
+    # path -> [hash of its inputs, links hash, searchable hash ("": not in the search index)]
+    pages: dict[str, list[str]] = field(default_factory=dict)
     prs: dict[str, list[str]] = field(default_factory=dict)  # PR id -> [own data, page] hashes
     currents: dict[str, str] = field(default_factory=dict)  # builder slug -> its reading's hash
     search: bool = False
@@ -83,7 +85,7 @@ def load(out: Path) -> State:
         salt=m.get("salt") if isinstance(m.get("salt"), str) else None,
         kb=kb if isinstance(kb, list) else None,
         pages={p: v for p, v in pages.items()
-               if type(v) is list and len(v) == 2 and type(v[0]) is str and type(v[1]) is str},
+               if type(v) is list and len(v) == 3 and all(type(x) is str for x in v)},
         prs={k: v for k, v in prs.items()
              if type(v) is list and len(v) == 2 and type(v[0]) is str and type(v[1]) is str},
         currents={k: v for k, v in currents.items() if isinstance(v, str)},
