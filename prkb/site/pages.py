@@ -157,6 +157,10 @@ def plan_pages(
         sorted((k, own_hashes[p["id"]]) for k, p in data.by_node.items()),
         sorted((k, n.get("title")) for k, n in data.nodes.items()),
     ])
+    # the graph page shows the legend and the first relations; its hash is of what it shows
+    # (an edited title elsewhere does not make it again; graph.json, with every node, does)
+    graph_page = _graph_page(data)
+    h_graph_page = input_hash(graph_page)
     # a timeline row shows only fields of its PR, so the PRs' own hashes stand for the rows
     ordered = [own_hashes[p["id"]] for p in data.prs]
     h_home = hashlib.sha256("".join(ordered[:HOME_ROWS]).encode()).hexdigest()
@@ -212,8 +216,8 @@ def plan_pages(
             partial(_matrix_context, fixed, matrix), lang=lang,
         ))
         pages.append(Page(
-            f"{lang}/graph.html", "site/graph.html", {**common, "h": h_graph},
-            partial(_graph_context, fixed, graph), lang=lang,
+            f"{lang}/graph.html", "site/graph.html", {**common, "h": h_graph_page},
+            partial(_graph_context, fixed, graph_page), lang=lang,
         ))
         pages.append(Page(
             f"{lang}/graph.json", "", {**common, "h": h_graph},
@@ -328,13 +332,36 @@ def _feed_body(timeline: _Summaries, lang: str, base_url: str | None, path: str,
                               feed_path=path, title=title)}
 
 
-def _graph_context(fixed: dict[str, Any], graph: _Lazy) -> dict[str, Any]:
-    nodes, edges = graph.get()
-    rows = [{"s": s, "t": t, "type": type_, "conf": conf}
-            for s, t, type_, conf in edges[:GRAPH_ROWS]]
-    return {**fixed, "nodes": nodes, "edges": rows, "total_edges": len(edges),
-            "byid": {n["id"]: n for n in nodes},
-            "relation_types": sorted({e[2] for e in edges})}  # of all edges, for the legend
+def _graph_context(fixed: dict[str, Any], page: dict[str, Any]) -> dict[str, Any]:
+    return {**fixed, **page}
+
+
+def _graph_page(data: SiteData) -> dict[str, Any]:
+    """What graph.html shows besides the drawing (which graph.json feeds): the relation types
+    and node kinds of the whole graph (for the legend), the first :data:`GRAPH_ROWS`
+    relations with both ends, and how many relations there are."""
+    types: set[str] = set()
+    keys: set[str] = set()
+    for r in data.relations:
+        types.add(r[2])
+        keys.add(r[0])
+        keys.add(r[1])
+    by_node = data.by_node
+    # a node's colour class: a PR of the site by its state, any other node by its kind
+    kinds = sorted({f"pr-{by_node[k]['state']}" if k in by_node else f"ref-{k.partition(':')[0]}"
+                    for k in keys})
+    ends: dict[str, dict[str, Any]] = {}
+
+    def end(key: str) -> dict[str, Any]:
+        got = ends.get(key)
+        if got is None:
+            n = _graph_node(data, key)
+            got = ends[key] = {"slug": n["slug"], "label": n["label"], "title": n["title"]}
+        return got
+
+    rows = [{"s": end(r[0]), "t": end(r[1]), "type": r[2]} for r in data.relations[:GRAPH_ROWS]]
+    return {"has_nodes": bool(keys), "kinds": kinds, "edges": rows,
+            "total_edges": len(data.relations), "relation_types": sorted(types)}
 
 
 def _graph_body(graph: _Lazy) -> bytes:
@@ -501,16 +528,16 @@ def _graph(data: SiteData) -> tuple[list[dict[str, Any]], list[tuple[str, str, s
         keys.add(source)
         keys.add(target)
         edges.append((source, target, type_, confidence))
-    nodes = []
-    by_node = data.by_node
-    for key in sorted(keys):
-        pr = by_node.get(key)
-        if pr is not None:  # what _other says of a PR of the site, without the detour
-            nodes.append({"id": key, "label": pr["label"], "title": pr["title"][:160],
-                          "slug": pr["slug"], "state": pr["state"],
-                          "kind": key.partition(":")[0]})
-            continue
-        o = _other(data, key)
-        nodes.append({"id": key, "label": o["label"], "title": o["title"][:160],
-                      "slug": o["slug"], "state": o["state"], "kind": key.partition(":")[0]})
+    nodes = [_graph_node(data, key) for key in sorted(keys)]
     return nodes, edges
+
+
+def _graph_node(data: SiteData, key: str) -> dict[str, Any]:
+    """A node of graph.json: a PR of the site, or what ``_other`` says of another node."""
+    pr = data.by_node.get(key)
+    if pr is not None:  # what _other says of a PR of the site, without the detour
+        return {"id": key, "label": pr["label"], "title": pr["title"][:160], "slug": pr["slug"],
+                "state": pr["state"], "kind": key.partition(":")[0]}
+    o = _other(data, key)
+    return {"id": key, "label": o["label"], "title": o["title"][:160], "slug": o["slug"],
+            "state": o["state"], "kind": key.partition(":")[0]}
