@@ -17,7 +17,7 @@ from prkb.ingest import ingest
 from prkb.profile import load_profile
 from prkb.site import build as site_build
 from prkb.site import search as site_search
-from prkb.site.build import build_site
+from prkb.site.build import MANIFEST, build_site
 from prkb.store import Store
 
 PROFILE = load_profile(None)
@@ -93,6 +93,16 @@ def test_build_without_pagefind_says_so(tmp_path: Path, monkeypatch: pytest.Monk
         again = build_site(store, out, PROFILE, search=True)
     assert not again.search_missing and again.search_reindexed
     assert (out / "pagefind" / "pagefind.js").is_file()
+    # the pages kept from the build without search were hashed from their files: the same
+    # searchable hashes as a site built with search from the start
+    with Store(tmp_path / "kb.sqlite") as store:
+        build_site(store, tmp_path / "fresh", PROFILE, search=True)
+        third = build_site(store, out, PROFILE, search=True)
+    assert third.search_shards == 0 and third.rendered == 0
+    hashes = {p: v[2] for p, v in json.loads((out / MANIFEST).read_text())["pages"].items()}
+    fresh = {p: v[2] for p, v in
+             json.loads((tmp_path / "fresh" / MANIFEST).read_text())["pages"].items()}
+    assert hashes == fresh and sum(1 for h in hashes.values() if h) == again.search_pages
     en = (out / "en" / "search.html").read_text()
     assert 'id="search-form"' in en and 'id="search-off"' not in en
 
@@ -194,6 +204,9 @@ def test_the_searchable_hash_keeps_all_that_is_indexed(tmp_path: Path) -> None:
      b'<div data-pagefind-ignore><div>b</div>one</div>', False),
     (b'<div data-pagefind-ignore><b data-pagefind-filter="x">a</b></div>',
      b'<div data-pagefind-ignore><b data-pagefind-filter="y">a</b></div>', False),
+    # an end tag of a longer name (</pre> in a <p>) is not the element's end
+    (b'<p data-pagefind-ignore>x<pre>y</pre>z</p>w', b'<p data-pagefind-ignore>q</p>w', True),
+    (b'<p data-pagefind-ignore>x</pre>z', b'<p data-pagefind-ignore>q</pre>z', False),
     # where a part was is kept: text on either side stays apart
     (b'a<span data-pagefind-ignore>x</span>b', b'ab', False),
     (b'a<span data-pagefind-ignore>x</span>b', b'a<i data-pagefind-ignore>y</i>b', True),

@@ -248,13 +248,15 @@ def render(b: Build) -> None:
         kept.append(i)
         entry = new.pages[pages[i].path]
         entry[1:] = old.pages[pages[i].path][1:]
-        if pages[i].search and not entry[2]:  # indexed now, not before: read what it says
+        if pages[i].search and b.search_on and not entry[2]:
+            # indexed now, not before: hash what the index will read of it
             entry[2] = searchable_hash(tree.read(pages[i].path))
         b.stats.reused += 1
         if b.on_page is not None:
             b.on_page()
     b.lap("reuse")
-    job = RenderJob(pages, b.store, b.langs, b.base_url, tree.tmp, warm_ups=_warm_ups())
+    job = RenderJob(pages, b.store, b.langs, b.base_url, tree.tmp, search=b.search_on,
+                    warm_ups=_warm_ups())
     rendered_links: dict[str, list[str]] = {}
     for i, (page_links, searchable) in render_all(job, b.todo,
                                                   on_done=_advance(b.on_page)).items():

@@ -43,6 +43,7 @@ class RenderJob:
     langs: list[str]
     base_url: str | None
     tmp: Path
+    search: bool = False  # the site gets a search index: hash what it reads of each page
     envs: dict[str, jinja2.Environment] = field(default_factory=dict)
     # template -> what to make, per language, before workers fork (e.g. the PR report's
     # environment for site/pr.html): given by the build, so that this module imports none
@@ -115,7 +116,8 @@ Rendered = tuple[list[str], str]  # a page's internal links, its searchable hash
 
 def _render_some(job: RenderJob, indexes: list[int]) -> list[tuple[int, Rendered]]:
     """Render and write pages; returns each page's internal links and, for a page in the
-    search index, the hash of what the index reads of it (search.searchable_hash).
+    search index (when the site has one), the hash of what the index reads of it
+    (search.searchable_hash).
 
     Written in the rendering thread: on this work's file systems a page's write is a few
     tens of microseconds, less than handing it to a writer thread costs in CPU (and the
@@ -126,7 +128,7 @@ def _render_some(job: RenderJob, indexes: list[int]) -> list[tuple[int, Rendered
         body = render_page(job, page)
         write_new(job.tmp / page.path, body)
         links = job.links.links(page.path, body.decode("utf-8")) if page.kind == "html" else []
-        out.append((i, (links, searchable_hash(body) if page.search else "")))
+        out.append((i, (links, searchable_hash(body) if page.search and job.search else "")))
     return out
 
 

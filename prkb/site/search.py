@@ -31,7 +31,7 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -43,17 +43,8 @@ SHARDS = "shards"  # the folder of the other shards' bundles in INDEX
 SHARDS_FILE = "shards.json"  # in INDEX: the bundles the search page merges
 PRS_PER_SHARD = 500
 PRIMARY = "primary"  # the name of the primary shard
-# an element Pagefind leaves out, whole: from its start tag to its end tag, provided it holds
-# no element of its own name (its end would be ambiguous to a regular expression) and no
-# Pagefind attribute (``data-pagefind-ignore`` still reads the filters and meta inside); any
-# other element is kept as it is, which hashes more than is indexed, never less. Only
-# templates write these attributes: text from the knowledge base is escaped, and the
-# sanitizer drops data attributes from rendered Markdown.
-_IGNORED = re.compile(
-    rb"<([a-z][a-z0-9]*)\b[^>]*\sdata-pagefind-ignore(?=[\s>=])[^>]*>"
-    rb"(?:(?!<\1[\s>/]|data-pagefind-).)*?</\1\s*>",
-    re.DOTALL,
-)
+# the start tag of an element Pagefind leaves out (see strip_ignored)
+_IGNORED_START = re.compile(rb"<([a-z][a-z0-9]*)\b[^>]*\sdata-pagefind-ignore(?=[\s>=])[^>]*>")
 INSTALL_HINT = "pip install 'prkb[search]'"
 MISSING = f"no search index: Pagefind is not installed (add it with: {INSTALL_HINT})"
 
@@ -94,8 +85,72 @@ def searchable_hash(body: bytes) -> str:
 
 
 def strip_ignored(body: bytes) -> bytes:
-    """A page's bytes, each element Pagefind ignores (see ``_IGNORED``) replaced by NUL."""
-    return _IGNORED.sub(b"\0", body)
+    """A page's bytes, each element Pagefind ignores replaced by NUL.
+
+    An element goes whole, from its start tag to its end tag, provided it holds no element of
+    its own name (its end would be ambiguous without parsing) and no Pagefind attribute
+    (``data-pagefind-ignore`` still reads the filters and meta inside); any other element is
+    kept as it is, which hashes more than is indexed, never less. Only templates write these
+    attributes: text from the knowledge base is escaped, and the sanitizer drops data
+    attributes from rendered Markdown."""
+    parts: list[bytes] = []
+    at = 0
+    for m in _ignore_starts(body):
+        if m.start() < at:  # inside an element already removed
+            continue
+        tag = m.group(1)
+        close = _end_tag(body, tag, m.end())
+        if close < 0:
+            continue
+        inner = body[m.end():close]
+        if b"data-pagefind-" in inner or _holds(inner, tag):
+            continue
+        end = body.find(b">", close)
+        if end < 0:
+            continue
+        parts += [body[at:m.start()], b"\0"]
+        at = end + 1
+    if not parts:
+        return body
+    parts.append(body[at:])
+    return b"".join(parts)
+
+
+def _ignore_starts(body: bytes) -> Iterator[re.Match[bytes]]:
+    """The start tags that carry ``data-pagefind-ignore``, in order: found by the attribute's
+    name (a fast byte search), each checked from its tag's ``<``."""
+    i = body.find(_ATTR)
+    while i >= 0:
+        m = _IGNORED_START.match(body, body.rfind(b"<", 0, i))
+        if m is not None and m.end() > i:
+            yield m
+        i = body.find(_ATTR, i + len(_ATTR))
+
+
+_ATTR = b"data-pagefind-ignore"
+_TAG_END = (b" ", b"\t", b"\n", b"\r", b"\f", b">", b"/")
+
+
+def _end_tag(body: bytes, tag: bytes, start: int) -> int:
+    """Where the first end tag named ``tag`` at or after ``start`` begins (-1: none)."""
+    closing = b"</" + tag
+    i = body.find(closing, start)
+    while i >= 0 and body[i + len(closing):i + len(closing) + 1] not in _TAG_END:
+        i = body.find(closing, i + 1)
+    return i
+
+
+def _holds(inner: bytes, tag: bytes) -> bool:
+    """Whether ``inner`` has a start tag named ``tag`` (``<tag``, then a space, ``>`` or
+    ``/``)."""
+    opening = b"<" + tag
+    i = inner.find(opening)
+    while i >= 0:
+        nxt = inner[i + len(opening):i + len(opening) + 1]
+        if nxt in _TAG_END:
+            return True
+        i = inner.find(opening, i + 1)
+    return False
 
 
 def group_shards(pages: list[tuple[str, str]]) -> dict[str, list[str]]:

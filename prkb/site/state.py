@@ -1,8 +1,9 @@
 """What one site build leaves for the next: the manifest, the links file, the dirty set.
 
 ``.prkb-manifest.json`` (small, read at every build) keeps per page the hash of its inputs, a
-short hash of its internal links and, for a page in the search index, a short hash of what the
-index reads of it (:func:`prkb.site.search.searchable_hash`); per PR the hashes of
+short hash of its internal links and, for a page in the search index of a site that has one, a
+short hash of what the index reads of it (:func:`prkb.site.search.searchable_hash`; "" in a
+site built without search); per PR the hashes of
 its own data and of its page's inputs; per builder (its slug: file and class) a hash of its
 current reading; and
 the knowledge base's change-journal cursor (:meth:`prkb.store.Store.change_cursor`) at the time
