@@ -242,3 +242,31 @@ def test_a_same_named_builder_of_another_file_is_another_builder(tmp_path: Path)
         build_site(store, out, PROFILE, search=False)
         assert page.stat().st_ino == inode  # reused: its builder did not change
         assert_same_as_fresh(store, out, fresh)
+
+
+def test_a_relation_moves_to_the_week_its_later_end_merged_in(tmp_path: Path) -> None:
+    """A weekly digest lists a relation in the week its later end happened. 90031 (merged in
+    March) follows up 90030, open since January: the relation is March's news. When 90030
+    merges in May, it becomes May's: the March page (whose own PRs did not change) must drop
+    it, as a fresh build does."""
+    out, fresh = tmp_path / "site", tmp_path / "fresh"
+    with make_kb(tmp_path / "kb.sqlite") as store:
+        base = plain_record(90030, "Synth base", "2025-01-06T00:00:00Z", "UNIFORM_BATCH",
+                            "SynthMetadataBuilder")
+        base.update(state="open", merged_at=None)
+        ingest(store, base, PROFILE)
+        ingest(store, plain_record(90031, "Synth follow-up", "2025-03-03T00:00:00Z", "ALWAYS",
+                                   "SynthMetadataBuilder",
+                                   [{"type": "follow-up-of", "target": 90030}]), PROFILE)
+        build_relations(store, PROFILE)
+        build_site(store, out, PROFILE, search=False)
+        march = (out / "en" / "digest" / "2025-W10.html").read_text()
+        assert "#90030" in march  # the relation, news in the week 90031 merged
+        merged = plain_record(90030, "Synth base", "2025-05-05T00:00:00Z", "UNIFORM_BATCH",
+                              "SynthMetadataBuilder")
+        merged.update(created_at="2025-01-06T00:00:00Z", updated_at="2026-02-01T00:00:00Z")
+        assert ingest(store, merged, PROFILE).outcome == "updated"
+        build_site(store, out, PROFILE, search=False)
+        assert_same_as_fresh(store, out, fresh)
+        assert "#90030" not in (out / "en" / "digest" / "2025-W10.html").read_text()
+        assert "#90031" in (out / "en" / "digest" / "2025-W19.html").read_text()

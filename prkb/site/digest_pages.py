@@ -3,7 +3,9 @@
 The weeks are those of :func:`prkb.publish.digest.digest_weeks` (ended weeks in which a PR of
 the profile's repository opened, merged or closed), worked out here from the gathered site
 data so that planning costs no query. A week page's inputs are the digests of the PRs that
-make up that week, so an incremental build renders again only the weeks a changed PR is in.
+make up that week and the dates of the other ends of their relations (a relation is news in
+the week its later end happened), so an incremental build renders again only the weeks a
+changed PR is in or dates a relation of.
 The digest itself comes from ``prkb.publish.digest`` (the same text as the mailed digest),
 rendered as an HTML fragment and passed through the same sanitizer as the PR reports.
 """
@@ -59,12 +61,36 @@ def week_prs(
     return dict(sorted(weeks.items(), reverse=True))
 
 
-def week_hashes(weeks: dict[str, list[int]], pr_hash: dict[int, str]) -> dict[str, str]:
-    """A hash per week of everything its digest shows (the hashes of its PRs' own data)."""
+def week_hashes(
+    weeks: dict[str, list[int]], pr_hash: dict[int, str], ends: dict[int, str] | None = None
+) -> dict[str, str]:
+    """A hash per week of everything its digest shows: the hashes of its PRs' own data and,
+    in ``ends``, of when the other ends of their relations happened (a relation is news in
+    the week of its later end: a date of a PR outside the week can move it in or out)."""
+    ends = ends or {}
     return {
-        key: hashlib.sha256(f"{key}|{'|'.join(pr_hash[i] for i in ids)}".encode()).hexdigest()
+        key: hashlib.sha256(
+            f"{key}|{'|'.join(pr_hash[i] + ends.get(i, '') for i in ids)}".encode()
+        ).hexdigest()
         for key, ids in weeks.items()
     }
+
+
+def relation_end_times(data: SiteData, ids: Iterable[int]) -> dict[int, str]:
+    """PR id -> the times the digest dates the other ends of its relations by (state,
+    opening, merge, closing, source: ``prkb.publish.digest.record_time``), as one text."""
+    out: dict[int, str] = {}
+    for i in ids:
+        pr = data.by_id[i]
+        parts = []
+        for _type, _direction, other, *_ in pr["relations"]:
+            end = data.by_node.get(other)
+            if end is not None:
+                parts.append(f"{other},{end['state']},{end['created_at']},{end['merged_at']},"
+                             f"{end['closed_at']},{end['source']}")
+        if parts:
+            out[i] = ";" + ";".join(parts)
+    return out
 
 
 class WeekData:
@@ -136,7 +162,8 @@ def digest_pages(
 
     week_data = WeekData(store, profile)
     weeks = week_prs(data, profile)
-    hashes = week_hashes(weeks, pr_hash)
+    hashes = week_hashes(weeks, pr_hash,
+                         relation_end_times(data, {i for ids in weeks.values() for i in ids}))
     slugs = frozenset(p["slug"] for p in data.prs)
     pages: list[Page] = []
     rows: list[dict[str, Any]] = []
