@@ -108,7 +108,9 @@ class History:
         return f"{kind} {number}"
 
 
-@pytest.mark.parametrize("seed", range(1, 7))
+# seeds 1-4, and 17 and 22, which found the digest's stale relation week (a page kept where
+# a fresh build drops a relation) before week hashes covered relation ends; 48 seeds pass
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 17, 22])
 def test_random_edits_keep_incremental_builds_equal_to_fresh_ones(
     tmp_path: Path, seed: int
 ) -> None:
