@@ -79,17 +79,15 @@ def week_hashes(
 def relation_end_times(data: SiteData, ids: Iterable[int]) -> dict[int, str]:
     """PR id -> the times the digest dates the other ends of its relations by (state,
     opening, merge, closing, source: ``prkb.publish.digest.record_time``), as one text."""
+    times = {node: f";{node},{p['state']},{p['created_at']},{p['merged_at']},"
+                   f"{p['closed_at']},{p['source']}"
+             for node, p in data.by_node.items()}
+    by_id = data.by_id
     out: dict[int, str] = {}
     for i in ids:
-        pr = data.by_id[i]
-        parts = []
-        for _type, _direction, other, *_ in pr["relations"]:
-            end = data.by_node.get(other)
-            if end is not None:
-                parts.append(f"{other},{end['state']},{end['created_at']},{end['merged_at']},"
-                             f"{end['closed_at']},{end['source']}")
-        if parts:
-            out[i] = ";" + ";".join(parts)
+        rels = by_id[i]["relations"]
+        if rels:
+            out[i] = "".join([times[o] for o in [r[2] for r in rels] if o in times])
     return out
 
 
