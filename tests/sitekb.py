@@ -84,6 +84,21 @@ def plain_record(number: int, title: str, when: str, level: str, cls: str,
     }
 
 
+def graph_data(site: Path, lang: str) -> dict[str, Any]:
+    """The graph's data as the graph page's script merges it: ``<lang>/graph.json`` names the
+    parts (``graph/<part>.json``), whose nodes and edges together are the graph."""
+    import json
+
+    index = json.loads((site / lang / "graph.json").read_text(encoding="utf-8"))
+    assert index["lang"] == lang
+    data: dict[str, Any] = {"nodes": [], "edges": []}
+    for rel in index["parts"]:
+        part = json.loads((site / lang / rel).resolve().read_text(encoding="utf-8"))
+        data["nodes"] += part["nodes"]
+        data["edges"] += part["edges"]
+    return data
+
+
 def make_kb(path: Path) -> Store:
     profile = load_profile(None)
     store = Store(path)

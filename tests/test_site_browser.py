@@ -218,7 +218,7 @@ def test_graph_and_matrix(page: tuple[Any, Watch], base_url: str, site: Path) ->
     pg.goto(base_url + "en/graph.html")
     pg.wait_for_selector("#graph[data-ready='1']", timeout=15000)
     assert pg.locator("#graph canvas").count() >= 1
-    n_nodes = pg.evaluate("fetch('graph.json').then(r => r.json()).then(d => d.nodes.length)")
+    n_nodes = len(pg.evaluate(GRAPH_DATA_JS)["nodes"])
     assert n_nodes >= 3
     kind = pg.eval_on_selector("#g-type", "s => s.options[1].value")
     rows = pg.locator("#edges tbody tr").count()
@@ -467,6 +467,20 @@ def dense_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
 
 
+# the graph's data as the page loads it: graph.json names the parts, merged here
+GRAPH_DATA_JS = r"""
+async () => {
+  const index = await (await fetch("graph.json")).json();
+  const data = { nodes: [], edges: [] };
+  for (const p of index.parts) {
+    const part = await (await fetch(p)).json();
+    data.nodes.push(...part.nodes);
+    data.edges.push(...part.edges);
+  }
+  return data;
+}
+"""
+
 GRAPH_JS = r"""
 () => {
   const cy = document.getElementById("graph").cy;
@@ -530,7 +544,7 @@ def test_graph_legend_layout_and_largest_group(
     watch = Watch(pg)
     pg.goto(dense_url + f"{lang}/graph.html")
     pg.wait_for_selector("#graph[data-ready='1']", timeout=15000)
-    data = pg.evaluate("fetch('graph.json').then(r => r.json())")
+    data = pg.evaluate(GRAPH_DATA_JS)
     got = pg.evaluate(GRAPH_JS)
     pg.screenshot(path=str(tmp_path / f"graph-{lang}.png"), full_page=True)
     legend = dict(got["legend"])

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sitekb import make_kb, plain_record
+from sitekb import graph_data, make_kb, plain_record
 
 from prkb.errors import InputError, PrkbError
 from prkb.ingest import ingest
@@ -144,10 +144,13 @@ def test_related_prs_link_inside_the_site(built: tuple[Path, Any]) -> None:
     assert 'href="../pr/90010.html"' in related
     back = (site / "en" / "pr" / "90010.html").read_text()
     assert 'href="../pr/90011.html"' in back.split('class="box related"', 1)[1]
-    graph = json.loads((site / "en" / "graph.json").read_text())
-    ids = {n["id"] for n in graph["nodes"]}
-    assert {"pr:90010", "pr:90011"} <= ids
+    graph = graph_data(site, "en")
+    ids = [n["id"] for n in graph["nodes"]]
+    assert {"pr:90010", "pr:90011"} <= set(ids) and len(ids) == len(set(ids))
     assert any(e[:2] == ["pr:90011", "pr:90010"] for e in graph["edges"])
+    # every edge's ends are nodes of some part; both languages name the same parts
+    assert all(e[0] in ids and e[1] in ids for e in graph["edges"])
+    assert graph == graph_data(site, "zh")
 
 
 def test_timeline_parts_hold_every_pr_once_newest_first(built: tuple[Path, Any]) -> None:

@@ -128,7 +128,6 @@ def plan_pages(
     if currents is None:
         currents = current_hashes(data)
     audit = _audit_rows(data)
-    graph = _Lazy(partial(_graph, data))
     levels = list(profile.levels)
     meanings = profile.level_meaning
     gl = glossary()
@@ -149,16 +148,21 @@ def plan_pages(
         # languages, base URL and levels (``common``) are in the build's salt already
         per_pr.append((pr, both[1], pr["id"] in known))
     own_hashes = {i: both[0] for i, both in pr_hashes.items()}
-    # big inputs shared by several pages are hashed once; pages name them by hash. The
-    # graph shows the relations and, of each end, a PR's label, title and state (its own
-    # hash stands for them) or a node's title
-    h_graph = input_hash([
-        [(r[0], r[1], r[2], r[4]) for r in data.relations],
-        sorted((k, own_hashes[p["id"]]) for k, p in data.by_node.items()),
-        sorted((k, n.get("title")) for k, n in data.nodes.items()),
-    ])
+    # the graph's data, in parts (a node with the PRs of its id's group, the edges with their
+    # source), each shared by the languages: a changed PR writes its part again, not the
+    # whole graph. A part shows its relations and, of each node, a PR's label, title and
+    # state (its own hash stands for them) or a node's title
+    graph_parts = _graph_parts(data)
+    h_parts = {
+        name: input_hash([
+            part["edges"],
+            [(k, own_hashes[data.by_node[k]["id"]]) if k in data.by_node
+             else (k, (data.nodes.get(k) or {}).get("title")) for k in part["keys"]],
+        ])
+        for name, part in graph_parts.items()
+    }
     # the graph page shows the legend and the first relations; its hash is of what it shows
-    # (an edited title elsewhere does not make it again; graph.json, with every node, does)
+    # (an edited title elsewhere does not make it again; the title's part of graph/ does)
     graph_page = _graph_page(data)
     h_graph_page = input_hash(graph_page)
     # a timeline row shows only fields of its PR, so the PRs' own hashes stand for the rows
@@ -190,8 +194,12 @@ def plan_pages(
         for lang in langs
     }
     matrix = _Lazy(partial(_matrix, data))
-    # graph.json differs between languages only in one field: its body is encoded once
-    graph_body = _Lazy(partial(_graph_body, graph))
+    graph_files = [f"graph/{name}.json" for name in graph_parts]
+    for name, part in graph_parts.items():
+        pages.append(Page(
+            f"graph/{name}.json", "", h_parts[name],
+            partial(_graph_part_body, data, part), kind="bytes",
+        ))
     for month, prs in months.items():
         pages.append(Page(
             f"timeline/{month}.json", "", [own_hashes[p["id"]] for p in prs],
@@ -220,8 +228,8 @@ def plan_pages(
             partial(_graph_context, fixed, graph_page), lang=lang,
         ))
         pages.append(Page(
-            f"{lang}/graph.json", "", {**common, "h": h_graph},
-            partial(_graph_json, graph_body, lang), lang=lang, kind="bytes",
+            f"{lang}/graph.json", "", {**common, "parts": graph_files},
+            partial(_graph_json, graph_files, lang), lang=lang, kind="json",
         ))
         pages.append(Page(
             f"{lang}/audit.html", "site/audit.html", {**common, "h": h_audit},
@@ -364,10 +372,40 @@ def _graph_page(data: SiteData) -> dict[str, Any]:
             "total_edges": len(data.relations), "relation_types": sorted(types)}
 
 
-def _graph_body(graph: _Lazy) -> bytes:
-    """graph.json's nodes and edges; an edge is [source, target, type, confidence]."""
-    nodes, edges = graph.get()
-    return _json_bytes({"nodes": nodes, "edges": edges})
+GRAPH_PART_PRS = 500  # PRs (by id) whose nodes make one part of the graph's data
+
+
+def _graph_parts(data: SiteData) -> dict[str, dict[str, Any]]:
+    """The graph's data in parts (only nodes with at least one relation): part name -> its
+    node keys (sorted) and its edges ([source, target, type, confidence], with their source).
+    A PR of the site is in the part of its id's group (a PR keeps its part); any other node
+    is in the part "other". Parts in a stable order: by number, "other" last."""
+    by_node = data.by_node
+    part_of: dict[str, str] = {}
+
+    def part(key: str) -> str:
+        got = part_of.get(key)
+        if got is None:
+            pr = by_node.get(key)
+            got = part_of[key] = str(pr["id"] // GRAPH_PART_PRS) if pr is not None else "other"
+        return got
+
+    keys: dict[str, set[str]] = {}
+    edges: dict[str, list[tuple[str, str, str, float]]] = {}
+    for source, target, type_, _evidence, confidence, _origin in data.relations:
+        home = part(source)
+        edges.setdefault(home, []).append((source, target, type_, confidence))
+        keys.setdefault(home, set()).add(source)
+        keys.setdefault(part(target), set()).add(target)
+    order = sorted(keys, key=lambda n: (n == "other", int(n) if n.isdigit() else 0))
+    return {name: {"keys": sorted(keys[name]), "edges": edges.get(name, [])} for name in order}
+
+
+def _graph_part_body(data: SiteData, part: dict[str, Any]) -> dict[str, Any]:
+    """One part of the graph's data: its nodes and edges (an edge is [source, target, type,
+    confidence]; its ends may be in other parts)."""
+    return {"body": _json_bytes({"nodes": [_graph_node(data, k) for k in part["keys"]],
+                                 "edges": part["edges"]})}
 
 
 def _now(data: SiteData, pr: dict[str, Any]) -> dict[str, Any]:
@@ -456,8 +494,10 @@ def _timeline_json(parts: list[str], lang: str) -> dict[str, Any]:
             "parts": [f"../{part}" for part in parts]}
 
 
-def _graph_json(body: _Lazy, lang: str) -> dict[str, Any]:
-    return {"body": body.get()[:-1] + b',"lang":' + _json_bytes(lang) + b"}"}
+def _graph_json(parts: list[str], lang: str) -> dict[str, Any]:
+    """What the graph page's script loads first: the parts of the graph's data (shared by
+    the languages, like the timeline's)."""
+    return {"lang": lang, "parts": [f"../{part}" for part in parts]}
 
 
 def _pr_context(
@@ -520,20 +560,9 @@ def _audit_rows(data: SiteData) -> list[dict[str, Any]]:
     return open_rows + changed
 
 
-def _graph(data: SiteData) -> tuple[list[dict[str, Any]], list[tuple[str, str, str, float]]]:
-    """Nodes and edges of the typed PR graph (only nodes with at least one relation)."""
-    keys: set[str] = set()
-    edges = []
-    for source, target, type_, _evidence, confidence, _origin in data.relations:
-        keys.add(source)
-        keys.add(target)
-        edges.append((source, target, type_, confidence))
-    nodes = [_graph_node(data, key) for key in sorted(keys)]
-    return nodes, edges
-
-
 def _graph_node(data: SiteData, key: str) -> dict[str, Any]:
-    """A node of graph.json: a PR of the site, or what ``_other`` says of another node."""
+    """A node of the graph's data: a PR of the site, or what ``_other`` says of another
+    node."""
     pr = data.by_node.get(key)
     if pr is not None:  # what _other says of a PR of the site, without the detour
         return {"id": key, "label": pr["label"], "title": pr["title"][:160], "slug": pr["slug"],

@@ -1,4 +1,5 @@
-// The explorable PR graph: cytoscape (vendored), data from graph.json next to the page.
+// The explorable PR graph: cytoscape (vendored), data from the parts graph.json next to the
+// page names (../graph/<part>.json, shared by the languages), merged.
 // Colours come from the legend's swatches (site.css), so the legend and the drawing agree.
 // Labels are plain text drawn on the canvas: a PR title never becomes HTML.
 "use strict";
@@ -11,7 +12,18 @@
     return el ? getComputedStyle(el).backgroundColor : fallback;
   };
   const kindOf = (n) => (n.slug ? "pr-" + (n.state || "") : "ref-" + n.kind);
-  fetch(box.dataset.src).then((r) => r.json()).then((data) => {
+  const json = (url) => fetch(url).then((r) => {
+    if (!r.ok) throw new Error(url + ": " + r.status);
+    return r.json();
+  });
+  json(box.dataset.src).then((index) => Promise.all(
+    index.parts.map((p) => json(new URL(p, new URL(box.dataset.src, location.href)).href))
+  )).then((parts) => {
+    const data = { nodes: [], edges: [] };
+    for (const part of parts) {
+      for (const n of part.nodes) data.nodes.push(n);
+      for (const e of part.edges) data.edges.push(e);
+    }
     const elements = [];
     const kindColor = {};
     const relColor = {};
