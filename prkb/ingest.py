@@ -200,12 +200,14 @@ def ingest(
         if kept is not None and existing is not None:
             apply_cursor(store, cursor_updates)
             return IngestResult(ref, kept, existing.id)
-        pr_id = _write(store, repo, ref, rec, digest, analysis, existing)
         levels = (rec.get("prkb") or {}).get("builder_levels") or []
         sha = rec.get("merge_commit_sha")
         if sha and levels:
             when = rec.get("merged_at") or rec.get("created_at") or ""
             store.write_builder_levels(repo, sha, when, ref, levels)
+        # the PR's own rows last: the change journal's newest row then names this PR (a site
+        # build reads that row again, prkb.store.core changes_since), not a builder's class
+        pr_id = _write(store, repo, ref, rec, digest, analysis, existing)
         apply_cursor(store, cursor_updates)
     return IngestResult(ref, "new" if existing is None else "updated", pr_id, tuple(notes))
 

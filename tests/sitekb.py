@@ -6,6 +6,7 @@ open :class:`prkb.store.Store`; the ``site_kb`` fixture (conftest) makes one in 
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,8 @@ from prkb.graph import build_relations
 from prkb.ingest import ingest
 from prkb.paths import data_dir
 from prkb.profile import load_profile
+from prkb.site.build import build_site
+from prkb.site.state import LINKS, MANIFEST, MODEL
 from prkb.store import Store
 
 HOSTILE = {
@@ -111,3 +114,36 @@ def make_kb(path: Path) -> Store:
                                [{"type": "follow-up-of", "target": 90010}]), profile)
     build_relations(store, profile)
     return store
+
+
+BOOKKEEPING = {MANIFEST, LINKS, MODEL}
+
+
+def files(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.name not in BOOKKEEPING
+    }
+
+
+def assert_same_as_fresh(store: Store, out: Path, fresh: Path) -> None:
+    if fresh.exists():
+        shutil.rmtree(fresh)
+    build_site(store, fresh, load_profile(None), search=False)
+    got, want = files(out), files(fresh)
+    assert sorted(got) == sorted(want)
+    stale = [name for name in want if got[name] != want[name]]
+    assert stale == [], f"pages differ from a fresh build: {stale[:10]}"
+    assert_same_model(out, fresh)
+
+
+def assert_same_model(out: Path, fresh: Path) -> None:
+    """What the site keeps for the next build's partial read is what a fresh build keeps
+    (a patched build carries it over unchanged: it must still be true)."""
+    import json
+
+    def model(root: Path) -> object:
+        return json.loads((root / MODEL).read_text(encoding="utf-8"))["model"]
+
+    assert model(out) == model(fresh)

@@ -16,6 +16,33 @@ from prkb.store import MIGRATIONS, Store
 PROFILE = load_profile(None)
 
 
+def _newest(store: Store) -> tuple[str, str]:
+    """What the newest journal row names (kind, key)."""
+    row = store.conn.execute("SELECT kind, key FROM kb_journal ORDER BY seq DESC LIMIT 1")
+    kind, key = row.fetchone()
+    return str(kind), str(key)
+
+
+def test_a_second_write_of_the_newest_thing_is_seen(tmp_path: Path) -> None:
+    """The writes of one ingest collapse into one row per thing: a write of what the newest
+    row names adds no row. A reader that took its cursor between two edits of one PR (a site
+    built after the first) must still see the second: the cursor's own row is read again.
+    Before, the second edit (labels only: one row, the PR's) was lost to the next build."""
+    with Store(tmp_path / "kb.sqlite") as store:
+        rec = github_pr(301)
+        ingest(store, rec, PROFILE)
+        pr_id = str(store.pr_row(301)["id"])  # type: ignore[index]
+        ingest(store, {**rec, "labels": [{"name": "rocm"}], "updated_at": "2026-04-01T00:00:00Z"},
+               PROFILE)
+        cursor = store.change_cursor()  # a site built now
+        assert _newest(store) == ("pr", pr_id)
+        ingest(store, {**rec, "labels": [{"name": "v1"}], "updated_at": "2026-04-02T00:00:00Z"},
+               PROFILE)
+        assert store.change_cursor() == cursor  # no new row: folded into the newest one
+        changed = store.changes_since(cursor)
+        assert changed is not None and changed["pr"] == {pr_id}
+
+
 def test_an_ingest_names_its_pr_node_and_builder_class(tmp_path: Path) -> None:
     with Store(tmp_path / "kb.sqlite") as store:
         start = store.change_cursor()
@@ -33,11 +60,14 @@ def test_an_ingest_names_its_pr_node_and_builder_class(tmp_path: Path) -> None:
         assert "pr:101" in changed["node"]
         assert changed["class"] == {"RocmAttentionMetadataBuilder"}
 
-        # the same record again writes nothing: the journal does not move
+        # the same record again writes nothing: the journal does not move (a cursor's own
+        # row is read again: only what it names)
         mid = store.change_cursor()
         assert ingest(store, rec, PROFILE).outcome == "unchanged"
         assert store.change_cursor() == mid
-        assert store.changes_since(mid) == {"pr": set(), "node": set(), "class": set()}
+        kind, key = _newest(store)
+        assert store.changes_since(mid) == {"pr": set(), "node": set(), "class": set(),
+                                            kind: {key}}
 
         # an edit names the PR again; the rows of one ingest make one journal row per thing
         rows_before = store.conn.execute("SELECT count(*) FROM kb_journal").fetchone()[0]
@@ -55,6 +85,7 @@ def test_recomputed_relations_write_only_what_changed(tmp_path: Path) -> None:
         build_relations(store, PROFILE)
         assert store.conn.execute("SELECT count(*) FROM relations").fetchone()[0] > 0
         cursor = store.change_cursor()
+        last = _newest(store)
         build_relations(store, PROFILE)
         assert store.change_cursor() == cursor
         ingest(store, github_pr(203, body="Fixes a regression from #202.",
@@ -63,7 +94,7 @@ def test_recomputed_relations_write_only_what_changed(tmp_path: Path) -> None:
         changed = store.changes_since(cursor)
         assert changed is not None
         assert {"pr:202", "pr:203"} <= changed["node"]
-        assert "pr:201" not in changed["node"]
+        assert "pr:201" not in changed["node"] - {last[1]}  # the cursor's row: read again
 
 
 def test_a_cursor_from_another_history_is_refused(tmp_path: Path) -> None:

@@ -15,38 +15,17 @@ import sys
 from pathlib import Path
 
 import pytest
-from sitekb import make_kb, plain_record
+from sitekb import assert_same_as_fresh, files, make_kb, plain_record
 
 from prkb.graph import build_relations
 from prkb.ingest import ingest
 from prkb.profile import load_profile
 from prkb.site import output as output_mod
 from prkb.site.build import build_site
-from prkb.site.state import LINKS, MANIFEST
+from prkb.site.state import MANIFEST
 from prkb.store import Store
 
 PROFILE = load_profile(None)
-BOOKKEEPING = {MANIFEST, LINKS}
-
-
-def files(root: Path) -> dict[str, bytes]:
-    return {
-        str(p.relative_to(root)): p.read_bytes()
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and p.name not in BOOKKEEPING
-    }
-
-
-def assert_same_as_fresh(store: Store, out: Path, fresh: Path) -> None:
-    if fresh.exists():
-        shutil.rmtree(fresh)
-    build_site(store, fresh, PROFILE, search=False)
-    got, want = files(out), files(fresh)
-    assert sorted(got) == sorted(want)
-    stale = [name for name in want if got[name] != want[name]]
-    assert stale == [], f"pages differ from a fresh build: {stale[:10]}"
-
-
 def edited(number: int, title: str, when: str, level: str, cls: str, **kw: object) -> dict:
     rec = plain_record(number, title, when, level, cls, **kw)  # type: ignore[arg-type]
     rec["updated_at"] = "2026-02-01T00:00:00Z"
@@ -209,7 +188,8 @@ def test_a_site_an_earlier_version_built_is_made_again_without_error(tmp_path: P
         build_site(store, out, PROFILE, search=False)
         manifest = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
         assert manifest["version"] == 3
-        assert set(manifest) == {"version", "salt", "kb", "search", "currents", "prs", "pages"}
+        assert set(manifest) == {"version", "salt", "kb", "search", "currents", "prs", "pages",
+                                 "model"}
         assert all(len(v) == 2 for v in manifest["prs"].values())
         assert all(len(v) == 3 for v in manifest["pages"].values())
         assert not any(v[2] for v in manifest["pages"].values())  # built without search

@@ -23,7 +23,7 @@ import hashlib
 import re
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,7 @@ from .gather import gather as gather_data
 from .output import OutputTree, Trash
 from .page import Page
 from .pages import Plan, current_hashes, plan_pages
+from .patch import PatchJob, Replan, patch_plan
 from .render import RenderJob, render_all
 from .search import (
     INDEX,
@@ -54,7 +55,7 @@ from .search import (
     shard_hash,
 )
 from .state import MANIFEST as MANIFEST
-from .state import State
+from .state import MODEL, State
 
 ReportHtml = Callable[[Store, dict[str, Any], str], str]
 
@@ -72,6 +73,7 @@ class BuildStats:
     search_shards: int = 0  # search shards indexed again (the others kept)
     search_reindexed: bool = False
     search_missing: bool = False  # search asked for, Pagefind not installed: no index
+    patched: bool = False  # planned from a partial read (prkb.site.patch)
     seconds: dict[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -166,6 +168,8 @@ class Build:
     cursor: tuple[int, str] = (0, "")  # the change journal's cursor at the time of the read
     changed: dict[str, set[str]] | None = None  # what changed since the previous build
     data: SiteData = field(default_factory=SiteData)
+    patch: bool = True  # try a plan from a partial read (prkb.site.patch)
+    patched: Plan | None = None  # that plan, when it applied
     # plan
     plan: Plan = field(default_factory=Plan)
     new: State = field(default_factory=State)  # the manifest this build writes
@@ -199,18 +203,28 @@ def gather(b: Build) -> None:
     with b.store.read_snapshot():  # the cursor and the data from one consistent read
         b.cursor = b.store.change_cursor()
         b.changed = b.store.changes_since(b.old.kb)
-        b.data = gather_data(b.store, b.profile)
+        if b.patch and b.changed is not None and b.old.model:
+            # a few PRs changed only what is shown of them: read and plan those pages only
+            job = PatchJob(b.store, b.profile, b.langs, b.base_url, b.report_html,
+                           b.search_on, b.old, b.changed)
+            b.patched = patch_plan(job, b.tree.previous_model(b.old.model))
+        if b.patched is None:
+            b.data = gather_data(b.store, b.profile)
+    b.stats.patched = b.patched is not None
     b.lap("gather")
 
 
 def plan(b: Build) -> None:
     """Stage 2: every page and the hash of its inputs; the pages whose hash is the previous
     build's are kept, the others rendered."""
-    currents = current_hashes(b.data)
-    known = site_state.unchanged_hashes(b.data, b.old, b.changed, currents)
-    b.plan = plan_pages(b.store, b.data, b.profile, b.langs, base_url=b.base_url,
-                        report_html=b.report_html, known=known, currents=currents,
-                        search=b.search_on)
+    if b.patched is not None:
+        b.plan = b.patched
+    else:
+        currents = current_hashes(b.data)
+        known = site_state.unchanged_hashes(b.data, b.old, b.changed, currents)
+        b.plan = plan_pages(b.store, b.data, b.profile, b.langs, base_url=b.base_url,
+                            report_html=b.report_html, known=known, currents=currents,
+                            search=b.search_on)
     b.new = State(salt=b.salt, kb=list(b.cursor), currents=b.plan.currents,
                   prs={str(k): list(v) for k, v in b.plan.pr_hashes.items()})
     b.lap("plan")
@@ -243,6 +257,8 @@ def render(b: Build) -> None:
     kept: list[int] = []
     for i, good in zip(b.keep, here, strict=True):
         if not good:
+            if pages[i].inputs is None and b.patched is not None:
+                raise Replan  # a carried page is gone from the previous site
             b.todo.append(i)
             continue
         kept.append(i)
@@ -311,7 +327,12 @@ def _reuse_shard(tree: OutputTree, name: str) -> bool:
 
 
 def write(b: Build) -> None:
-    """Stage 5: the manifest, then the new tree swapped in for the previous site."""
+    """Stage 5: the model of the site (kept as it was by a patched build) and the manifest,
+    then the new tree swapped in for the previous site."""
+    if b.plan.model is not None:
+        b.new.model = b.tree.save_model(b.plan.model)
+    elif b.tree.reuse(MODEL):
+        b.new.model = b.old.model
     b.tree.save_manifest(b.new)
     b.lap("manifest")
     b.tree.swap()
@@ -359,8 +380,14 @@ def build_site(
     tree.open(prelink=bool(b.old.pages))
     b.lap("start")
     try:
-        for stage in STAGES:
-            stage(b)
+        try:
+            _run_stages(b)
+        except Replan:  # the patched plan cannot stand: plan every page from a full read
+            tree.abandon()
+            tree.open(prelink=bool(b.old.pages))
+            b = replace(b, patch=False, patched=None, data=SiteData(), plan=Plan(), new=State(),
+                        todo=[], keep=[], stats=BuildStats(out=str(out)))
+            _run_stages(b)
     except OSError as e:  # disk full, read-only folder...: the previous site is kept
         tree.abandon()
         raise tree.write_error(e) from None
@@ -373,6 +400,11 @@ def build_site(
             gc.enable()
     b.stats.seconds["total"] = time.perf_counter() - t0
     return b.stats
+
+
+def _run_stages(b: Build) -> None:
+    for stage in STAGES:
+        stage(b)
 
 
 def _check_and_keep_links(

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any
@@ -62,15 +63,16 @@ def week_prs(
 
 
 def week_hashes(
-    weeks: dict[str, list[int]], pr_hash: dict[int, str], ends: dict[int, str] | None = None
+    weeks: dict[str, list[int]], pr_hash: dict[int, str], ends: dict[str, str] | None = None
 ) -> dict[str, str]:
     """A hash per week of everything its digest shows: the hashes of its PRs' own data and,
-    in ``ends``, of when the other ends of their relations happened (a relation is news in
-    the week of its later end: a date of a PR outside the week can move it in or out)."""
+    in ``ends`` (week -> hash), of when the other ends of their relations happened (a
+    relation is news in the week of its later end: a date of a PR outside the week can move
+    it in or out)."""
     ends = ends or {}
     return {
         key: hashlib.sha256(
-            f"{key}|{'|'.join(pr_hash[i] + ends.get(i, '') for i in ids)}".encode()
+            f"{key}|{'|'.join(pr_hash[i] for i in ids)}|{ends.get(key, '')}".encode()
         ).hexdigest()
         for key, ids in weeks.items()
     }
@@ -146,6 +148,15 @@ def week_fragment(
     return _ANY_MARK.sub(r"\1", html)  # anything else under the mark: its text
 
 
+@dataclass
+class DigestPlan:
+    """The digest pages and what the next build's partial read needs to know of them."""
+
+    pages: list[Page]
+    weeks: dict[str, list[int]]  # week -> its PRs (week_prs)
+    week_ends: dict[str, str]  # week -> a hash of the dates of its PRs' relation ends
+
+
 def digest_pages(
     store: Store,
     data: SiteData,
@@ -154,15 +165,25 @@ def digest_pages(
     common: dict[str, Any],
     pr_hash: dict[int, str],
     fixed: dict[str, dict[str, Any]],
-) -> list[Page]:
-    """The digest pages of every language and their feeds."""
+    whole: Any = None,
+) -> DigestPlan:
+    """The digest pages of every language and their feeds.
+
+    ``whole`` (a :class:`prkb.site.pages.Whole`): ``data`` is a partial read; the weeks,
+    their relation ends and the PR slugs are the whole site's, from there (``pr_hash`` then
+    holds every PR)."""
     from ..publish.digest import week_period
 
     week_data = WeekData(store, profile)
-    weeks = week_prs(data, profile)
-    hashes = week_hashes(weeks, pr_hash,
-                         relation_end_times(data, {i for ids in weeks.values() for i in ids}))
-    slugs = frozenset(p["slug"] for p in data.prs)
+    if whole is None:
+        weeks = week_prs(data, profile)
+        times = relation_end_times(data, {i for ids in weeks.values() for i in ids})
+        ends = {key: hashlib.sha256("".join(times.get(i, "") for i in ids).encode()).hexdigest()
+                for key, ids in weeks.items()}
+        slugs = frozenset(p["slug"] for p in data.prs)
+    else:
+        weeks, ends, slugs = whole.weeks, whole.week_ends, whole.slugs
+    hashes = week_hashes(weeks, pr_hash, ends)
     pages: list[Page] = []
     rows: list[dict[str, Any]] = []
     for key, ids in weeks.items():
@@ -202,7 +223,7 @@ def digest_pages(
             pages.extend(feeds())
     if not rows:
         pages.extend(feeds())
-    return pages
+    return DigestPlan(pages, weeks, ends)
 
 
 def _week_context(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,8 +53,19 @@ class SiteData:
     findings: list[dict[str, Any]] = field(default_factory=list)
 
 
-def gather(store: Store, profile: Profile) -> SiteData:
-    """Everything the pages need, in a few bulk reads (call inside one read snapshot)."""
+def gather(
+    store: Store,
+    profile: Profile,
+    only: Collection[int] | None = None,
+    builders: dict[str, dict[str, Any]] | None = None,
+) -> SiteData:
+    """Everything the pages need, in a few bulk reads (call inside one read snapshot).
+
+    ``only``: a partial read (the one-PR rebuild, :mod:`prkb.site.patch`): those PRs, every
+    relation with an end among them and the graph nodes at the other ends; the builders'
+    histories are not read but taken from ``builders`` (slug -> a history without its
+    ``prs``, as a previous build kept it), each with those of its PRs that were read.
+    """
     data = SiteData()
     parsed: dict[str, Any] = {}  # many PRs share the same analysis and labels text
 
@@ -68,7 +80,7 @@ def gather(store: Store, profile: Profile) -> SiteData:
     by_node = data.by_node
     pr: dict[str, Any] | None
     for (pr_id, repo, ref, number, title, state, author, created_at, closed_at, merged_at,
-         sha, url, labels, raw_hash, analysis_text, source) in store.site_prs():
+         sha, url, labels, raw_hash, analysis_text, source) in store.site_prs(only):
         analysis = loads(analysis_text, "{}")
         node = f"pr:{number}" if number is not None else f"commit:{sha}"
         pr = {
@@ -103,7 +115,7 @@ def gather(store: Store, profile: Profile) -> SiteData:
         by_node[node] = pr
     data.prs = sorted(by_id.values(), key=lambda p: (p["date"], p["number"] or 0), reverse=True)
     slugs: dict[tuple[str, str], str] = {}
-    for pr_id, file, cls, attr, before, after, direction in store.site_symbol_changes():
+    for pr_id, file, cls, attr, before, after, direction in store.site_symbol_changes(only):
         pr = by_id.get(pr_id)
         if pr is None:
             continue
@@ -117,12 +129,12 @@ def gather(store: Store, profile: Profile) -> SiteData:
                               "after_text": after and profile.value_text(after, attr)})
         if direction not in pr["directions"]:
             pr["directions"].append(direction)
-    for pr_id, code in store.site_risk_tags():
+    for pr_id, code in store.site_risk_tags(only):
         pr = by_id.get(pr_id)
         if pr is not None:
             pr["tags"].append(code)
     for pr_id, rule, file, cls, message_en, message_zh, commit, severity in (
-        store.site_findings()
+        store.site_findings(only)
     ):
         pr = by_id.get(pr_id)
         if pr is None:
@@ -133,16 +145,17 @@ def gather(store: Store, profile: Profile) -> SiteData:
              "slug": builder_slug(file, cls)}
         pr["findings"].append(f)
         data.findings.append(f)
-    for key, kind, node_number, node_title, node_repo in store.site_nodes():
-        if key in by_node:  # a PR of the site: its own row says more
-            continue
-        data.nodes[key] = {"key": key, "kind": kind, "number": node_number,
-                           "title": node_title, "repo": node_repo}
     # relations as tuples (cheap to make, there are many): data.relations holds
     # (source, target, type, evidence, confidence, origin), a PR's list holds
     # (type, direction, other, evidence, confidence, origin)
     relations = data.relations
-    rows = store.site_relations()
+    rows = store.site_relations(None if only is None else list(by_node))
+    ends = None if only is None else {k for r in rows for k in r[:2] if k not in by_node}
+    for key, kind, node_number, node_title, node_repo in store.site_nodes(ends):
+        if key in by_node:  # a PR of the site: its own row says more
+            continue
+        data.nodes[key] = {"key": key, "kind": kind, "number": node_number,
+                           "title": node_title, "repo": node_repo}
     rows.sort(key=lambda r: (r[2], r[0], r[1]))  # cheaper here than SQLite's temporary B-tree
     for rel in rows:
         relations.append(rel)
@@ -153,6 +166,9 @@ def gather(store: Store, profile: Profile) -> SiteData:
         pr = by_node.get(target)
         if pr is not None:
             pr["relations"].append((type_, "in", source, evidence, confidence, origin))
+    if builders is not None:
+        data.builders = _kept_builders(data, builders)
+        return data
     history = matrix_history(store)
     data.levels = [
         {**lv, "class_name": entry["class"]}
@@ -162,6 +178,15 @@ def gather(store: Store, profile: Profile) -> SiteData:
     data.levels.sort(key=lambda lv: (lv["committed_at"] or "", lv["commit_sha"]))
     data.builders = builder_histories(data, profile)
     return data
+
+
+def _kept_builders(data: SiteData, kept: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The builders' histories a previous build kept, each with its PRs that were read (a
+    history's ``ids``: its PRs, oldest first), in the order builder_histories gives them."""
+    by_id = data.by_id
+    return {slug: {**{k: v for k, v in b.items() if k != "ids"},
+                   "prs": [by_id[i] for i in b["ids"] if i in by_id]}
+            for slug, b in kept.items()}
 
 
 def _pr_by_ref(data: SiteData) -> dict[str, dict[str, Any]]:

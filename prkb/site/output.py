@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from ..errors import PrkbError
 from ..paths import project_root, templates_dir
@@ -106,6 +107,14 @@ class OutputTree:
         """The manifest of the site in ``out`` (empty for none); refuses a non-empty folder a
         build did not write."""
         return site_state.load(self.out)
+
+    def previous_model(self, model_id: str) -> dict[str, Any] | None:
+        """The model the previous build kept with its manifest (None: none or unreadable)."""
+        return site_state.load_model(self.out, model_id)
+
+    def save_model(self, model: dict[str, Any]) -> str:
+        """Write the model of this build; returns its id."""
+        return site_state.save_model(self.tmp, model)
 
     def previous_links(self) -> dict[str, list[str]]:
         """Every page's internal links as the previous build wrote them."""

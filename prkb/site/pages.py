@@ -8,6 +8,7 @@ to be rendered, so an unchanged PR page costs a hash, not a report.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import pickle
 import re
@@ -106,6 +107,7 @@ def plan_pages(
     known: dict[int, tuple[str, str]] | None = None,
     currents: dict[str, str] | None = None,
     search: bool = True,
+    whole: Whole | None = None,
 ) -> Plan:
     """Every page of the site, in write order.
 
@@ -115,13 +117,18 @@ def plan_pages(
     reading of its classes). ``known``: PR id -> both, for PRs the caller knows did not change
     since the build that computed them (site_state.unchanged_hashes); those are not hashed again.
     ``search``: whether the site gets a search index (its search page says when it does not).
+    ``whole``: ``data`` is a partial read (the one-PR rebuild, :mod:`prkb.site.patch`); what
+    only the whole site can tell comes from there, and the caller keeps only the pages the
+    read covers. Without it, the plan's :attr:`Plan.model` is what a partial read of the next
+    build needs.
     """
     known = known or {}
     pages: list[Page] = []
     # what lists of PRs show of each PR: made only for the PRs a rendered page lists
     timeline = _Summaries(data)
-    counts = _counts(data)
-    builder_hashes = {
+    counts = whole.counts if whole is not None else _counts(data)
+    total = whole.total if whole is not None else len(data.prs)
+    builder_hashes = whole.builder_hashes if whole is not None else {
         slug: input_hash({k: v for k, v in b.items() if k != "prs"})
         for slug, b in data.builders.items()
     }
@@ -209,8 +216,8 @@ def plan_pages(
         fixed = fixed_by_lang[lang]
         pages.append(Page(
             f"{lang}/index.html", "site/index.html",
-            {**common, "h": h_home, "c": counts, "n": len(data.prs)},
-            partial(_index_context, fixed, timeline, total=len(data.prs),
+            {**common, "h": h_home, "c": counts, "n": total},
+            partial(_index_context, fixed, timeline, total=total,
                     counts=counts, risk_codes=list(gl.get("risk_tags", {})),
                     directions=list(gl.get("directions", {})), platforms=profile.platforms),
             lang=lang,
@@ -265,7 +272,10 @@ def plan_pages(
                         charts),
                 lang=lang, search=True,
             ))
-    pages.extend(digest_pages(store, data, profile, langs, common, own_hashes, fixed_by_lang))
+    digests = digest_pages(store, data, profile, langs, common,
+                           own_hashes if whole is None else {**whole.own, **own_hashes},
+                           fixed_by_lang, whole)
+    pages.extend(digests.pages)
     feed_lang = "en" if "en" in langs else langs[-1]
     pages.append(Page(
         "feed.xml", "", {**common, "h": h_feed},
@@ -273,7 +283,30 @@ def plan_pages(
                 feed_title(profile, feed_lang)),
         lang=None, kind="bytes",
     ))
-    return Plan(pages, pr_hashes, currents)
+    model = None
+    if whole is None:
+        model = {
+            # per PR: its place (what decides which pages list it: place_hash), graph node,
+            # slug, month
+            "prs": {str(p["id"]): [place_hash(p), p["node"], p["slug"], _month(p["date"])]
+                    for p in data.prs},
+            "months": {m: [p["id"] for p in prs] for m, prs in months.items()},
+            "newest": [p["id"] for p in data.prs[:HOME_ROWS]],
+            "counts": counts,
+            "total": total,
+            "builders": {slug: {**{k: v for k, v in b.items() if k != "prs"},
+                                "ids": [p["id"] for p in b["prs"]], "h": builder_hashes[slug]}
+                         for slug, b in data.builders.items()},
+            "weeks": digests.weeks,
+            "week_ends": digests.week_ends,
+            # PRs the audit pages name, nodes the graph page's table shows
+            "audit": sorted({r["pr"]["slug"] for r in audit}
+                            | {r["later"]["slug"] for r in audit if r["later"]}),
+            "graph_ends": sorted({e[k]["slug"] for e in graph_page["edges"] for k in "st"
+                                  if e[k]["slug"]}),
+            "search": [[p.path, p.shard] for p in pages if p.search],
+        }
+    return Plan(pages, pr_hashes, currents, model)
 
 
 @dataclass
@@ -284,6 +317,36 @@ class Plan:
     # PR id -> hashes of its own data, of its page's inputs
     pr_hashes: dict[int, tuple[str, str]] = field(default_factory=dict)
     currents: dict[str, str] = field(default_factory=dict)  # builder slug -> its reading's hash
+    # what a partial read of the next build needs to know of the whole site (plan_pages;
+    # None: this plan was made from a partial read)
+    model: dict[str, Any] | None = None
+
+
+# A PR's fields that only pages showing that PR's own data show (what its summary, report
+# and graph node say): a change of those alone leaves every list, count and history of the
+# site as it was, so only those pages are made again (prkb.site.patch)
+SHOWN_ONLY = frozenset({"title", "author", "labels", "url", "raw_hash", "tests_touched",
+                        "platforms", "tags"})
+
+
+def place_hash(pr: dict[str, Any]) -> str:
+    """A hash of what decides where a PR appears on the site: everything of it but
+    :data:`SHOWN_ONLY` (dates, state, declaration changes, findings, relations...)."""
+    return input_hash({k: v for k, v in pr.items() if k not in SHOWN_ONLY})
+
+
+@dataclass
+class Whole:
+    """What a partial read cannot tell of the whole site (the one-PR rebuild, taken from the
+    previous build's :attr:`Plan.model`)."""
+
+    counts: dict[str, Any]
+    total: int
+    builder_hashes: dict[str, str]
+    own: dict[int, str]  # every PR's own-data hash
+    weeks: dict[str, list[int]]  # digest week -> its PRs
+    week_ends: dict[str, str]
+    slugs: frozenset[str]  # every PR page's slug
 
 
 class _Lazy:
@@ -460,9 +523,15 @@ def input_hash(obj: Any) -> str:
     """Hash of plain data (dicts, lists, strings, numbers) built in a fixed order.
 
     The pickle of such data is a faithful, deterministic serialization and several times
-    cheaper than ``repr``; the hash only has to change when the data does.
+    cheaper than ``repr``; the hash only has to change when the data does. Pickled without
+    its memo (``fast``), so that equal data gives one hash however its objects are shared (a
+    string used twice, or two equal strings read back from JSON), and faster.
     """
-    return hashlib.blake2b(pickle.dumps(obj, protocol=5), digest_size=16).hexdigest()
+    buf = io.BytesIO()
+    pickler = pickle.Pickler(buf, protocol=5)
+    pickler.fast = True  # no memo: plain data has no cycles
+    pickler.dump(obj)
+    return hashlib.blake2b(buf.getbuffer(), digest_size=16).hexdigest()
 
 
 def _json_bytes(obj: Any) -> bytes:

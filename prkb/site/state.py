@@ -11,6 +11,10 @@ of the build.
 ``.prkb-search.json`` keeps, per search shard, a hash of its pages (their paths and hashes).
 ``.prkb-links.json`` keeps every page's internal links; it is read only when pages were
 removed (kept pages may link to them) and rewritten only when a page's links changed.
+``.prkb-model.json`` keeps what a partial read of the next build needs to know of the whole
+site (:attr:`prkb.site.pages.Plan.model`: every PR's place, the months, weeks and builders
+with their PRs, the counts...); read only by the one-PR rebuild (:mod:`prkb.site.patch`),
+named by an id the manifest keeps, and linked unchanged into a build that patched.
 
 With the cursor, the next build asks the knowledge base what changed
 (:meth:`~prkb.store.Store.changes_since`) and works out which PRs' pages can have changed
@@ -34,6 +38,7 @@ from .gather import SiteData
 MANIFEST = ".prkb-manifest.json"
 LINKS = ".prkb-links.json"
 SEARCH = ".prkb-search.json"  # search shard -> hash of its pages (prkb.site.search)
+MODEL = ".prkb-model.json"  # the whole site, for a partial read (prkb.site.patch)
 # Files a fresh output folder may already hold (the repository's own site/README.md): the
 # build accepts such a folder and carries them into every new tree, so they are never lost.
 PLACEHOLDERS = frozenset({"README.md", ".gitkeep"})
@@ -52,10 +57,12 @@ class State:
     currents: dict[str, str] = field(default_factory=dict)  # builder slug -> its reading's hash
     search: bool = False
     shards: dict[str, str] = field(default_factory=dict)  # search shard -> hash of its pages
+    model: str = ""  # the id of the model file written with this manifest ("": none)
 
     def to_json(self) -> dict[str, Any]:
         return {"version": VERSION, "salt": self.salt, "kb": self.kb, "search": self.search,
-                "currents": self.currents, "prs": self.prs, "pages": self.pages}
+                "currents": self.currents, "prs": self.prs, "pages": self.pages,
+                "model": self.model}
 
 
 def load(out: Path) -> State:
@@ -92,7 +99,40 @@ def load(out: Path) -> State:
         currents={k: v for k, v in currents.items() if isinstance(v, str)},
         search=m.get("search") is True,
         shards=_load_shards(out) if m.get("search") is True else {},
+        model=str(m["model"]) if isinstance(m.get("model"), str) else "",
     )
+
+
+def load_model(out: Path, model_id: str) -> dict[str, Any] | None:
+    """The model the previous build wrote with its manifest (``model_id``); None when it is
+    missing, damaged or another build's."""
+    if not model_id:
+        return None
+    try:
+        m = json.loads((out / MODEL).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(m, dict) or m.get("id") != model_id or not isinstance(m.get("model"), dict):
+        return None
+    model: dict[str, Any] = m["model"]
+    if any(not isinstance(model.get(k), t) for k, t in _MODEL_KEYS.items()):
+        return None
+    return model
+
+
+_MODEL_KEYS: dict[str, type] = {
+    "prs": dict, "months": dict, "newest": list, "counts": dict, "total": int, "builders": dict,
+    "weeks": dict, "week_ends": dict, "audit": list, "graph_ends": list, "search": list,
+}
+
+
+def save_model(tmp: Path, model: dict[str, Any]) -> str:
+    """Write the model; returns its id (for the manifest)."""
+    model_id = os.urandom(8).hex()
+    (tmp / MODEL).write_text(json.dumps({"id": model_id, "model": model},
+                                        separators=(",", ":"), ensure_ascii=False),
+                             encoding="utf-8")
+    return model_id
 
 
 def _load_shards(out: Path) -> dict[str, str]:

@@ -540,7 +540,10 @@ class StoreBase:
         self, cursor: tuple[int, str] | list[Any] | None
     ) -> dict[str, set[str]] | None:
         """What writes touched after ``cursor`` (a value of :meth:`change_cursor`), by kind
-        (``pr``: prs.id as text, ``node``: node key, ``class``: builder class).
+        (``pr``: prs.id as text, ``node``: node key, ``class``: builder class), and what the
+        cursor's own row names: a write of the same thing as the newest row adds no row (the
+        writes of one ingest collapse into one), so a write made after the cursor was taken
+        may be in that row; it is read again (at worst one thing named twice).
 
         None when the cursor does not belong to this file's history (another or a restored
         knowledge base, a pruned journal): the caller must then assume everything changed.
@@ -556,9 +559,10 @@ class StoreBase:
             return None
         out: dict[str, set[str]] = {"pr": set(), "node": set(), "class": set()}
         for kind, key in self.conn.execute(
-            "SELECT kind, key FROM kb_journal WHERE seq > ?", (seq,)
+            "SELECT kind, key FROM kb_journal WHERE seq >= ?", (seq,)
         ):
-            out.setdefault(str(kind), set()).add(str(key))
+            if kind != "kb":  # the journal's own first row
+                out.setdefault(str(kind), set()).add(str(key))
         return out
 
     def prune_journal(self, keep: int = JOURNAL_KEEP) -> int:

@@ -10,7 +10,8 @@ their type alias names, streamed from the cursor rather than collected into a li
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from typing import cast
 
@@ -59,43 +60,59 @@ class SiteQueries(StoreBase):
         cur.row_factory = None  # plain tuples: several times cheaper than sqlite3.Row by name
         return cast(Iterator[tuple[object, ...]], cur.execute(sql))
 
-    def site_prs(self) -> Iterator[SitePrRow]:
-        """Every PR record (no body, patches or raw record), unordered; see :data:`SitePrRow`."""
-        return cast(Iterator[SitePrRow], self._tuples(
+    def _filtered(self, sql: str, where: str, keys: Collection[object] | None,
+                  order: str = "") -> Iterator[tuple[object, ...]]:
+        """``sql`` for every row, or (``keys`` given) for the rows ``where`` names: its ``?``
+        is the keys as one JSON array (one parameter however many keys)."""
+        if keys is None:
+            return self._tuples(sql + order)
+        cur = self.conn.cursor()
+        cur.row_factory = None
+        clause = where.replace("?", "(SELECT value FROM json_each(?))")
+        return cast(Iterator[tuple[object, ...]], cur.execute(
+            f"{sql} WHERE {clause}{order}",
+            (json.dumps(list(keys)),) * clause.count("json_each")))
+
+    def site_prs(self, ids: Collection[int] | None = None) -> Iterator[SitePrRow]:
+        """Every PR record (no body, patches or raw record), unordered; see :data:`SitePrRow`.
+        ``ids``: only those PRs (the ``ids`` arguments below likewise)."""
+        return cast(Iterator[SitePrRow], self._filtered(
             "SELECT id, repo, ref, number, title, state, author, created_at, closed_at,"
-            " merged_at, merge_commit_sha, url, labels, raw_hash, analysis, source FROM prs"
+            " merged_at, merge_commit_sha, url, labels, raw_hash, analysis, source FROM prs",
+            "id IN ?", ids,
         ))
 
-    def site_symbol_changes(self) -> Iterator[SiteChangeRow]:
+    def site_symbol_changes(self, ids: Collection[int] | None = None) -> Iterator[SiteChangeRow]:
         """Every declaration change, by PR id then its order in the PR."""
-        return cast(Iterator[SiteChangeRow], self._tuples(
-            "SELECT pr_id, file, class_name, attr, before, after, direction FROM symbol_changes"
-            " ORDER BY pr_id, seq"
+        return cast(Iterator[SiteChangeRow], self._filtered(
+            "SELECT pr_id, file, class_name, attr, before, after, direction FROM symbol_changes",
+            "pr_id IN ?", ids, " ORDER BY pr_id, seq",
         ))
 
-    def site_risk_tags(self) -> Iterator[tuple[int, str]]:
+    def site_risk_tags(self, ids: Collection[int] | None = None) -> Iterator[tuple[int, str]]:
         """Every risk tag as (pr_id, code), by PR id then the order they were stored in."""
-        return cast(Iterator[tuple[int, str]], self._tuples(
-            "SELECT pr_id, code FROM risk_tags ORDER BY pr_id, rowid"
+        return cast(Iterator[tuple[int, str]], self._filtered(
+            "SELECT pr_id, code FROM risk_tags", "pr_id IN ?", ids, " ORDER BY pr_id, rowid",
         ))
 
-    def site_findings(self) -> Iterator[SiteFindingRow]:
+    def site_findings(self, ids: Collection[int] | None = None) -> Iterator[SiteFindingRow]:
         """Every audit finding, by PR id then its order in the PR."""
-        return cast(Iterator[SiteFindingRow], self._tuples(
+        return cast(Iterator[SiteFindingRow], self._filtered(
             "SELECT pr_id, rule, file, class_name, message_en, message_zh, commit_sha, severity"
-            " FROM findings ORDER BY pr_id, seq"
+            " FROM findings", "pr_id IN ?", ids, " ORDER BY pr_id, seq",
         ))
 
-    def site_nodes(self) -> Iterator[SiteNodeRow]:
-        """Every node of the PR graph, unordered."""
-        return cast(Iterator[SiteNodeRow], self._tuples(
-            "SELECT key, kind, number, title, repo FROM nodes"
+    def site_nodes(self, keys: Collection[str] | None = None) -> Iterator[SiteNodeRow]:
+        """Every node of the PR graph (``keys``: only those), unordered."""
+        return cast(Iterator[SiteNodeRow], self._filtered(
+            "SELECT key, kind, number, title, repo FROM nodes", "key IN ?", keys,
         ))
 
-    def site_relations(self) -> list[SiteRelationRow]:
-        """Every relation of the PR graph, unordered (sorting in Python is cheaper than
-        SQLite's temporary B-tree)."""
-        return cast(list[SiteRelationRow], list(self._tuples(
-            "SELECT source, target, type, evidence, confidence, origin FROM relations"
+    def site_relations(self, nodes: Collection[str] | None = None) -> list[SiteRelationRow]:
+        """Every relation of the PR graph (``nodes``: those with an end among them),
+        unordered (sorting in Python is cheaper than SQLite's temporary B-tree)."""
+        return cast(list[SiteRelationRow], list(self._filtered(
+            "SELECT source, target, type, evidence, confidence, origin FROM relations",
+            "source IN ? OR target IN ?", nodes,
         )))
 
