@@ -252,14 +252,32 @@ def render(b: Build) -> None:
     # same salt: base URL, assets) means the same sitemap and no kept link can break
     gone = old.pages.keys() - new.pages.keys()
     same_paths = not gone and len(old.pages) == len(new.pages)
-    here = tree.place_pages([pages[i].path for i in b.keep], [pages[i].path for i in b.todo],
-                            gone, old)
+    job = RenderJob(pages, b.store, b.langs, b.base_url, tree.tmp, search=b.search_on,
+                    warm_ups=_warm_ups())
+    rendered_links: dict[str, list[str]] = {}
+
+    def render_some(indexes: list[int]) -> None:
+        for i, (page_links, searchable) in render_all(job, indexes,
+                                                      on_done=_advance(b.on_page)).items():
+            path = pages[i].path
+            rendered_links[path] = page_links
+            new.pages[path][1:] = [site_state.links_hash(page_links), searchable]
+
+    # the pages that changed first, while the prelink child still links the kept ones
+    todo = [pages[i].path for i in b.todo]
+    tree.make_folders(todo)
+    render_some(b.todo)
+    b.lap("render")
+    here, lost = tree.place_pages([pages[i].path for i in b.keep], todo, gone, old)
+    if lost:  # the child failed and the tree was emptied: the rendered pages again
+        render_some(b.todo)
     kept: list[int] = []
+    again: list[int] = []
     for i, good in zip(b.keep, here, strict=True):
         if not good:
             if pages[i].inputs is None and b.patched is not None:
                 raise Replan  # a carried page is gone from the previous site
-            b.todo.append(i)
+            again.append(i)
             continue
         kept.append(i)
         entry = new.pages[pages[i].path]
@@ -270,18 +288,12 @@ def render(b: Build) -> None:
         b.stats.reused += 1
         if b.on_page is not None:
             b.on_page()
-    b.lap("reuse")
-    job = RenderJob(pages, b.store, b.langs, b.base_url, tree.tmp, search=b.search_on,
-                    warm_ups=_warm_ups())
-    rendered_links: dict[str, list[str]] = {}
-    for i, (page_links, searchable) in render_all(job, b.todo,
-                                                  on_done=_advance(b.on_page)).items():
-        path = pages[i].path
-        rendered_links[path] = page_links
-        new.pages[path][1:] = [site_state.links_hash(page_links), searchable]
+    if again:  # kept pages missing from the previous site: rendered after all
+        render_some(again)
+        b.todo += again
     b.stats.rendered = len(b.todo)
     b.stats.pages = len(pages)
-    b.lap("render")
+    b.lap("reuse")
     written = set(new.pages) | tree.copy_assets()
     if not (same_paths and tree.reuse("sitemap.xml")):
         html_pages = sorted(p.path for p in pages if p.kind == "html" and p.path != "404.html")

@@ -140,34 +140,44 @@ class OutputTree:
         if prelink:
             self._linker = start_prelink(self.out, self.tmp)
 
-    def place_pages(
-        self, keep: list[str], rewrite: list[str], gone: set[str], old: State
-    ) -> list[bool]:
-        """Put the previous build's pages at ``keep`` into the new tree and make the folders
-        of ``keep`` and ``rewrite`` (the pages to render); returns, for each kept page,
-        whether it is there (False: gone from the previous site, to be rendered after all).
+    def make_folders(self, paths: list[str]) -> None:
+        """Make the folders of the pages at ``paths`` in the new tree (to render them)."""
+        for d in sorted({p.rpartition("/")[0] for p in paths} - {""}):
+            (self.tmp / d).mkdir(parents=True, exist_ok=True)
 
-        The prelinked tree (every page of ``old``, the previous manifest) is used unless the
-        child failed; the pages rendered again and the ``gone`` ones are unlinked from it
-        first, so the previous site's files are never written to. Without it, the kept pages
-        are hard-linked now (or copied where links fail).
+    def place_pages(
+        self, keep: list[str], rendered: list[str], gone: set[str], old: State
+    ) -> tuple[list[bool], bool]:
+        """Put the previous build's pages at ``keep`` into the new tree, once the pages at
+        ``rendered`` are written into it; returns, for each kept page, whether it is there
+        (False: gone from the previous site, to be rendered after all), and whether the
+        rendered pages were lost (the tree emptied again: render them again).
+
+        The prelinked tree (every page of ``old``, the previous manifest, linked by a child
+        process while this one gathered, planned and rendered) is used unless the child
+        failed; the ``gone`` pages are unlinked from it. A rendered page was written as a new
+        file whether the child had linked the previous one there first (write_new unlinks it)
+        or not yet (the child's link then fails), so the previous site's files are never
+        written to. Without the child, the kept pages are hard-linked now (or copied where
+        links fail).
         """
         failed: set[str] | None = None
+        lost = False
         if self._linker is not None:
             failed = self._finish_prelink()
             if failed is None:  # nothing the child did is trusted: an empty tree again
                 shutil.rmtree(self.tmp)
                 self.tmp.mkdir()
+                lost = bool(rendered)
         if failed is not None:
-            for path in (set(rewrite) | gone) & old.pages.keys():
+            for path in gone & old.pages.keys():
                 (self.tmp / path).unlink(missing_ok=True)
-        for d in sorted({p.rpartition("/")[0] for p in (*keep, *rewrite)} - {""}):
-            (self.tmp / d).mkdir(parents=True, exist_ok=True)
+        self.make_folders(keep + rendered if lost else keep)
         if failed is not None:
-            return [path not in failed for path in keep]
+            return [path not in failed for path in keep], lost
         not_linked = set(link_pages(self.out, self.tmp, keep))
         return [path not in not_linked or _copy(self.out / path, self.tmp / path)
-                for path in keep]
+                for path in keep], lost
 
     def reuse(self, name: str) -> bool:
         """Hard-link (or copy) the previous build's file ``name``; False when it is gone."""

@@ -115,7 +115,7 @@ def _patch_plan(b: PatchJob, model: dict[str, Any] | None) -> Plan | None:
     pages = [p for p in plan.pages if p.path in covered or p.template == "site/pr.html"]
     made = {p.path for p in pages}
     search = {path: shard for path, shard in model["search"]}
-    pages += [_carried(path, search) for path in old.pages if path not in made]
+    pages += [_carried(path, search.get(path)) for path in old.pages if path not in made]
     pr_hashes = {int(k): (v[0], v[1]) for k, v in old.prs.items()}
     pr_hashes.update(plan.pr_hashes)
     return Plan(pages, pr_hashes, currents, None)
@@ -181,9 +181,12 @@ def _never() -> dict[str, Any]:
     raise Replan
 
 
-def _carried(path: str, search: dict[str, str]) -> Page:
-    """A page of the previous build, kept as it is (never rendered: see :class:`Replan`)."""
-    lang = path.split("/", 1)[0] if "/" in path and path[:3] in ("zh/", "en/") else None
-    return Page(path, "", None, _never, lang=lang,
-                kind="html" if path.endswith(".html") else "bytes",
-                search=path in search, same=True, shard=search.get(path, ""))
+def _carried(path: str, shard: str | None) -> Page:
+    """A page of the previous build, kept as it is (never rendered: see :class:`Replan`);
+    ``shard``: its search shard (None: not a searchable page)."""
+    lang = path[:2] if path[2:3] == "/" and path[:2] in _LANGS else None
+    return Page(path, "", None, _never, lang, "html" if path.endswith(".html") else "bytes",
+                shard is not None, True, shard or "")
+
+
+_LANGS = frozenset({"zh", "en"})
