@@ -19,7 +19,7 @@ from .commands import COMMAND_MODULES
 from .errors import PrkbError
 from .progress import safe_term
 from .secrets import redact
-from .store import damaged
+from .store import damaged, is_damage
 
 
 def common_parser() -> argparse.ArgumentParser:
@@ -92,6 +92,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"prkb: error: {safe_term(redact(str(e)))}", file=sys.stderr)
         return e.exit_code
     except sqlite3.OperationalError as e:
+        if is_damage(e):  # text a damaged page made undecodable, a malformed image
+            print(f"prkb: error: {safe_term(redact(str(damaged(_db(args), e))))}",
+                  file=sys.stderr)
+            return 1
         msg = str(e)
         if "locked" in msg or "busy" in msg:
             msg = f"the knowledge base is busy (another prkb is writing it): {msg}"

@@ -120,12 +120,28 @@ COMMANDS = (
 )
 
 
+BTREE_PAGES = (0x02, 0x05, 0x0A, 0x0D)  # the first byte of a b-tree page (interior, leaf)
+
+
+def _btree_page(db: bytes, page: int) -> int:
+    """The first b-tree page at or after ``page`` (0-based). The check before a write sees a
+    damaged b-tree page; the bytes of an overflow or free page carry no structure it could
+    check (SQLite keeps no page checksums): a reader that meets such text says the file is
+    damaged, but a write that does not read it is not refused."""
+    last = len(db) // PAGE - 1
+    while page < last and db[page * PAGE] not in BTREE_PAGES:
+        page += 1
+    return page
+
+
 def test_damaged_pages_give_one_line_and_no_write(sound_kb: Path, tmp_path: Path,
                                                   figures) -> None:
     pages = sound_kb.stat().st_size // PAGE
     assert pages > 20
+    image = sound_kb.read_bytes()
     tried = refused = 0
-    for page in (2, pages // 4, pages // 2, (3 * pages) // 4, pages - 2):
+    for page in sorted({_btree_page(image, p) for p in
+                        (2, pages // 4, pages // 2, (3 * pages) // 4, pages - 2)}):
         db = tmp_path / f"damaged{page}.sqlite"
         _damage(sound_kb, db, page)
         before = _digest(db)

@@ -15,6 +15,7 @@ from .core import (
     canonical_json,
     content_hash,
     damaged,
+    is_damage,
 )
 from .graph_queries import GraphQueries
 from .pr_queries import PrQueries
@@ -23,7 +24,7 @@ from .site_queries import SiteQueries
 
 __all__ = [
     "JOURNAL_KEEP", "MIGRATIONS", "ProfileBinding", "Store", "StoreBase", "canonical_json",
-    "content_hash", "damaged",
+    "content_hash", "damaged", "is_damage",
 ]
 
 

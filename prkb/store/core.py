@@ -268,6 +268,15 @@ class ProfileBinding:
     hash: str
 
 
+def is_damage(e: sqlite3.DatabaseError) -> bool:
+    """Whether a database error means a damaged file: any but an operational error, or one
+    that says so (a malformed image, text a damaged page made undecodable)."""
+    if not isinstance(e, sqlite3.OperationalError):
+        return True
+    text = str(e)
+    return "malformed" in text or "Could not decode to UTF-8" in text
+
+
 def damaged(path: Path, detail: object) -> Damaged:
     """The one message for a damaged knowledge base file: what failed and what to do."""
     text = " ".join(str(detail).replace("*** in database main ***", "").split())
@@ -409,7 +418,7 @@ class StoreBase:
             yield self.conn
         except sqlite3.DatabaseError as e:
             self.conn.execute("ROLLBACK")
-            if isinstance(e, sqlite3.OperationalError):
+            if not is_damage(e):
                 raise
             raise damaged(self.path, e) from None
         except BaseException:
@@ -423,7 +432,7 @@ class StoreBase:
         try:
             rows = [r[0] for r in self.conn.execute("PRAGMA quick_check(5)")]
         except sqlite3.DatabaseError as e:
-            if isinstance(e, sqlite3.OperationalError) and "malformed" not in str(e):
+            if not is_damage(e):
                 raise
             raise damaged(self.path, e) from None
         if rows != ["ok"]:
