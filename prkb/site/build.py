@@ -256,9 +256,9 @@ def render(b: Build) -> None:
                     warm_ups=_warm_ups())
     rendered_links: dict[str, list[str]] = {}
 
-    def render_some(indexes: list[int]) -> None:
-        for i, (page_links, searchable) in render_all(job, indexes,
-                                                      on_done=_advance(b.on_page)).items():
+    def render_some(indexes: list[int], counted: bool = True) -> None:
+        done = _advance(b.on_page) if counted else None  # each page once on the progress bar
+        for i, (page_links, searchable) in render_all(job, indexes, on_done=done).items():
             path = pages[i].path
             rendered_links[path] = page_links
             new.pages[path][1:] = [site_state.links_hash(page_links), searchable]
@@ -270,7 +270,7 @@ def render(b: Build) -> None:
     b.lap("render")
     here, lost = tree.place_pages([pages[i].path for i in b.keep], todo, gone, old)
     if lost:  # the child failed and the tree was emptied: the rendered pages again
-        render_some(b.todo)
+        render_some(b.todo, counted=False)
     kept: list[int] = []
     again: list[int] = []
     for i, good in zip(b.keep, here, strict=True):
