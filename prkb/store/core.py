@@ -330,7 +330,7 @@ class StoreBase:
             if self.readonly:
                 self.wal = self.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
             else:
-                mode = self.conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                mode = self._wal_mode(timeout)
                 self.wal = mode == "wal"
                 self.conn.execute("PRAGMA synchronous = NORMAL")
             self.migrate()
@@ -340,6 +340,19 @@ class StoreBase:
             raise PrkbError(f"knowledge base {self.path}: {e}") from None
         except sqlite3.DatabaseError as e:
             raise damaged(self.path, e) from None
+
+    def _wal_mode(self, timeout: float) -> str:
+        """Switch the file to WAL. Several processes opening a new file at once race for the
+        lock the switch needs, and SQLite may answer "database is locked" at once, without
+        waiting for the busy timeout: try again until the timeout has passed."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                return str(self.conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
+            except sqlite3.OperationalError as e:
+                if "locked" not in str(e) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.02)
 
     def _connect(self, timeout: float) -> sqlite3.Connection:
         if not self.readonly:
