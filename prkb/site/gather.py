@@ -182,9 +182,10 @@ def gather(
 
 def _kept_builders(data: SiteData, kept: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """The builders' histories a previous build kept, each with its PRs that were read (a
-    history's ``ids``: its PRs, oldest first), in the order builder_histories gives them."""
+    history's ``ids``: its PRs, oldest first; ``h``: the hash of the rest), in the order
+    builder_histories gives them."""
     by_id = data.by_id
-    return {slug: {**{k: v for k, v in b.items() if k != "ids"},
+    return {slug: {**{k: v for k, v in b.items() if k not in ("ids", "h")},
                    "prs": [by_id[i] for i in b["ids"] if i in by_id]}
             for slug, b in kept.items()}
 
