@@ -16,25 +16,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sitekb import make_kb, plain_record
+from sitekb import files, make_kb, plain_record
 
 from prkb.graph import build_relations
 from prkb.ingest import ingest
 from prkb.profile import load_profile
 from prkb.site import pages as site_pages
 from prkb.site.build import build_site
-from prkb.site.state import LINKS, MANIFEST, MODEL
+from prkb.site.state import MODEL
 from prkb.store import Store
 
 PROFILE = load_profile(None)
 LEVELS = ["NEVER", "UNIFORM_SINGLE_TOKEN_DECODE", "UNIFORM_BATCH", "ALWAYS"]
 CLASSES = ["SynthMetadataBuilder", "OtherSynthMetadataBuilder"]
 WEEKS = [f"2025-{m:02d}-{d:02d}T10:00:00Z" for m in (2, 3, 4, 5) for d in (3, 12, 21)]
-
-
-def _files(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and p.name not in (MANIFEST, LINKS, MODEL)}
 
 
 class History:
@@ -143,7 +138,7 @@ def random_history(tmp_path: Path, seed: int) -> list[bool]:
             inc = build_site(store, out, PROFILE, search=False)
             shutil.rmtree(fresh, ignore_errors=True)
             build_site(store, fresh, PROFILE, search=False)
-            got, want = _files(out), _files(fresh)
+            got, want = files(out), files(fresh)
             assert sorted(got) == sorted(want), (seed, step, done)
             stale = [name for name in want if got[name] != want[name]]
             assert stale == [], f"seed {seed}, after {done}: stale {stale[:8]}"

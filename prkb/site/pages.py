@@ -129,9 +129,13 @@ def plan_pages(
     timeline = _Summaries(data)
     counts = whole.counts if whole is not None else _counts(data)
     total = whole.total if whole is not None else len(data.prs)
+    # each builder's history without its PRs (their own hashes stand for them), made once
+    # for its hash and for the model
+    histories = {} if whole is not None else {
+        slug: {k: v for k, v in b.items() if k != "prs"} for slug, b in data.builders.items()
+    }
     builder_hashes = whole.builder_hashes if whole is not None else {
-        slug: input_hash({k: v for k, v in b.items() if k != "prs"})
-        for slug, b in data.builders.items()
+        slug: input_hash(h) for slug, h in histories.items()
     }
     if currents is None:
         currents = current_hashes(data)
@@ -295,8 +299,8 @@ def plan_pages(
             "newest": [p["id"] for p in data.prs[:HOME_ROWS]],
             "counts": counts,
             "total": total,
-            "builders": {slug: {**{k: v for k, v in b.items() if k != "prs"},
-                                "ids": [p["id"] for p in b["prs"]], "h": builder_hashes[slug]}
+            "builders": {slug: {**histories[slug], "ids": [p["id"] for p in b["prs"]],
+                                "h": builder_hashes[slug]}
                          for slug, b in data.builders.items()},
             "weeks": digests.weeks,
             "week_ends": digests.week_ends,

@@ -136,7 +136,7 @@ def _needed(
         rows = b.store.site_relations(frontier)
         ends = {node_id[k] for r in rows for k in r[:2] if k in node_id}
         if step == 0:
-            in_graph = {node_id[k] for r in rows for k in r[:2] if k in node_id} & ids
+            in_graph = ends & ids  # the changed PRs with a relation: in a graph part
         frontier = [prs[str(i)][1] for i in ends - need]
         need |= ends
     for h in model["builders"].values():
