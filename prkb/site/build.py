@@ -208,6 +208,10 @@ def gather(b: Build) -> None:
             job = PatchJob(b.store, b.profile, b.langs, b.base_url, b.report_html,
                            b.search_on, b.old, b.changed)
             b.patched = patch_plan(job, b.tree.previous_model(b.old.model))
+        # a patched build writes its few files in place; any other build links the previous
+        # pages into its new tree, in a child process, while it reads and plans
+        if (b.patched is None or not b.tree.in_place()) and b.old.pages:
+            b.tree.start_prelink()
         if b.patched is None:
             b.data = gather_data(b.store, b.profile)
     b.stats.patched = b.patched is not None
@@ -326,7 +330,8 @@ def index(b: Build) -> None:
         b.tree.drop(INDEX)
         if shards:
             b.stats.search_shards = index_shards(b.tree.tmp, shards, todo,
-                                                 partial(_reuse_shard, b.tree), b.pagefind)
+                                                 partial(_reuse_shard, b.tree), b.pagefind,
+                                                 page_file=b.tree.page_file)
         b.stats.search_reindexed = b.stats.search_shards > 0
     b.new.search = True
     b.lap("search")
@@ -347,7 +352,10 @@ def write(b: Build) -> None:
         b.new.model = b.old.model
     b.tree.save_manifest(b.new)
     b.lap("manifest")
-    b.tree.swap()
+    if b.tree.inplace:
+        b.tree.commit(sorted(b.old.pages.keys() - b.new.pages.keys()), INDEX)
+    else:
+        b.tree.swap()
     b.lap("swap")
 
 
@@ -388,15 +396,16 @@ def build_site(
         stats=BuildStats(out=str(out)), gc_on=gc.isenabled(), clock=t0,
     )
     # the previous pages are linked into the new tree by a child process while this one
-    # gathers and plans (pages that changed are unlinked again before they are written)
-    tree.open(prelink=bool(b.old.pages))
+    # gathers and plans (pages that changed are unlinked again before they are written),
+    # unless the build is written in place (gather)
+    tree.open(prelink=False)
     b.lap("start")
     try:
         try:
             _run_stages(b)
         except Replan:  # the patched plan cannot stand: plan every page from a full read
             tree.abandon()
-            tree.open(prelink=bool(b.old.pages))
+            tree.open(prelink=False)
             b = replace(b, patch=False, patched=None, data=SiteData(), plan=Plan(), new=State(),
                         todo=[], keep=[], stats=BuildStats(out=str(out)))
             _run_stages(b)

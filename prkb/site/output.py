@@ -7,6 +7,11 @@ manifest and links file, the reuse of unchanged pages (hard links, made by a chi
 index kept from the previous build, and the final swap. A failed build leaves the previous
 site as it was. The previous tree is renamed aside by the swap and deleted by a detached
 process (:class:`Trash`) the build does not wait for.
+
+A build planned from a partial read (a few PRs edited) instead writes only its new files into
+that folder and moves them into the site (:meth:`OutputTree.in_place`,
+:mod:`prkb.site.commit`: a journal first, so that a killed commit is finished by the next
+build).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from typing import Any
 
 from ..errors import PrkbError
 from ..paths import project_root, templates_dir
+from . import commit as site_commit
 from . import state as site_state
 from .prelink import link_pages
 from .state import PLACEHOLDERS, State
@@ -100,13 +106,33 @@ class OutputTree:
         self.tmp = out.parent / f".{out.name}.building-{os.getpid()}"
         self.trash = trash if trash is not None else Trash()
         self._linker: subprocess.Popen[bytes] | None = None
+        self.lock = site_commit.Lock(out)
+        # in place: this build's files are moved into ``out`` at the end (see in_place)
+        self.inplace = False
+        self._committing = False  # the journal is written: the staging folder is the site's
+        self._drop_index = False
+        self._listed: dict[str, set[str]] = {}
+        self._read: tuple[int, int, int] | None = None  # the manifest read: what it was
 
     # --- the previous build ----------------------------------------------------------------
 
     def previous(self) -> State:
-        """The manifest of the site in ``out`` (empty for none); refuses a non-empty folder a
-        build did not write."""
+        """The manifest of the site in ``out`` (empty for none), once a commit a killed build
+        left unfinished is finished; refuses a non-empty folder a build did not write."""
+        if (self.out / site_commit.JOURNAL).is_file():
+            with site_commit.locked(self.out):
+                left = site_commit.finish(self.out)
+            if left is not None:
+                self.trash.remove_later(left)
+        self._read = self._manifest_stamp()
         return site_state.load(self.out)
+
+    def _manifest_stamp(self) -> tuple[int, int, int] | None:
+        try:
+            st = (self.out / site_state.MANIFEST).stat()
+        except OSError:
+            return None
+        return (st.st_ino, st.st_mtime_ns, st.st_size)
 
     def previous_model(self, model_id: str) -> dict[str, Any] | None:
         """The model the previous build kept with its manifest (None: none or unreadable)."""
@@ -128,7 +154,8 @@ class OutputTree:
 
     def open(self, *, prelink: bool) -> None:
         """Make the new tree (empty); ``prelink``: start linking the previous build's pages
-        into it, in a child process, while the build gathers and plans."""
+        into it, in a child process, while the build gathers and plans (or later:
+        :meth:`start_prelink`)."""
         self.trash.clear(self.out)
         try:
             if self.tmp.exists():
@@ -138,7 +165,26 @@ class OutputTree:
         except OSError as e:
             raise self.write_error(e) from None
         if prelink:
+            self.start_prelink()
+
+    def start_prelink(self) -> None:
+        """Start linking the previous build's pages into the new tree (once)."""
+        if self._linker is None and not self.inplace:
             self._linker = start_prelink(self.out, self.tmp)
+
+    def in_place(self) -> bool:
+        """Make this build write into ``out`` in place (its files staged in the new tree and
+        moved in by :meth:`commit`) when it can take the site's lock at once; False: it
+        cannot (another build holds it, no ``flock``), the build swaps a whole tree in."""
+        if self._linker is not None or not self.out.is_dir():
+            return False
+        if not self.lock.take(wait=False):
+            return False
+        if self._read is None or self._manifest_stamp() != self._read:
+            self.lock.release()  # another build wrote the site since its manifest was read
+            return False
+        self.inplace = True
+        return True
 
     def make_folders(self, paths: list[str]) -> None:
         """Make the folders of the pages at ``paths`` in the new tree (to render them)."""
@@ -161,6 +207,8 @@ class OutputTree:
         written to. Without the child, the kept pages are hard-linked now (or copied where
         links fail).
         """
+        if self.inplace:  # the kept pages are where they are: only check that they are
+            return [self._in_site(path) for path in keep], False
         failed: set[str] | None = None
         lost = False
         if self._linker is not None:
@@ -181,11 +229,21 @@ class OutputTree:
 
     def reuse(self, name: str) -> bool:
         """Hard-link (or copy) the previous build's file ``name``; False when it is gone."""
+        if self.inplace:
+            return (self.out / name).is_file()
         return _reuse(self.out / name, self.tmp / name)
 
     def read(self, name: str) -> bytes:
         """A file of the new tree (a kept page: the previous build's bytes)."""
-        return (self.tmp / name).read_bytes()
+        return self.page_file(name).read_bytes()
+
+    def page_file(self, name: str) -> Path:
+        """Where the file ``name`` of the new site is now (in place, a kept page is the
+        site's)."""
+        staged = self.tmp / name
+        if self.inplace and not staged.exists():
+            return self.out / name
+        return staged
 
     def write(self, name: str, body: bytes) -> None:
         """Write a new file of the tree."""
@@ -194,7 +252,14 @@ class OutputTree:
     def copy_assets(self) -> set[str]:
         """Copy the static assets (and vendored scripts) in; returns their paths."""
         src = templates_dir() / "site" / "static"
-        dst = self.tmp / ASSETS
+        if self.inplace:  # the same salt: the same assets, in the site already
+            dst = self.out / ASSETS
+            if dst.is_dir():
+                return {str(p.relative_to(self.out)).replace(os.sep, "/")
+                        for p in dst.rglob("*") if p.is_file()}
+            dst = self.tmp / ASSETS
+        else:
+            dst = self.tmp / ASSETS
         shutil.copytree(src, dst)
         vendor = templates_dir() / "site" / "vendor"
         if vendor.is_dir():
@@ -204,6 +269,8 @@ class OutputTree:
 
     def reuse_links(self) -> bool:
         """Hard-link (or copy) the previous links file unchanged; False when it cannot."""
+        if self.inplace:
+            return (self.out / site_state.LINKS).is_file()
         return site_state.reuse_links(self.out, self.tmp)
 
     def save_links(self, links: dict[str, list[str]]) -> None:
@@ -211,6 +278,8 @@ class OutputTree:
 
     def reuse_index(self, folder: str) -> bool:
         """Link the previous build's search index (``folder``) in; False when there is none."""
+        if self.inplace:
+            return (self.out / folder).is_dir()
         index = self.tmp / folder
         if not index.is_dir() and (self.out / folder).is_dir():
             shutil.copytree(self.out / folder, index, copy_function=os.link)
@@ -243,12 +312,16 @@ class OutputTree:
         return True
 
     def drop(self, folder: str) -> None:
-        """Remove a folder of the new tree, if there is one."""
+        """Remove a folder of the new tree, if there is one (in place: the search index
+        folder is removed from the site too, by the commit)."""
         shutil.rmtree(self.tmp / folder, ignore_errors=True)
+        if self.inplace:
+            self._drop_index = True
+
 
     def save_manifest(self, state: State) -> None:
         """Carry the output folder's placeholder files over, then write the manifest."""
-        for name in PLACEHOLDERS:
+        for name in PLACEHOLDERS if not self.inplace else ():
             src = self.out / name
             if src.is_file() and not (self.tmp / name).exists():
                 shutil.copy2(src, self.tmp / name)
@@ -263,23 +336,56 @@ class OutputTree:
         """
         out = self.out
         old = out.parent / f".{out.name}.trash-{os.getpid()}-{time.monotonic_ns()}"
-        if out.exists():
-            out.rename(old)
-        try:
-            self.tmp.rename(out)
-        except OSError:
-            if old.exists():
-                old.rename(out)
-            raise
+        with site_commit.locked(out):  # not in the middle of another build's commit in place
+            if out.exists():
+                out.rename(old)
+            try:
+                self.tmp.rename(out)
+            except OSError:
+                if old.exists():
+                    old.rename(out)
+                raise
         if old.exists():
             self.trash.remove_later(old)
 
+    def commit(self, remove: list[str], index: str) -> None:
+        """In place: move this build's files into the site (:func:`prkb.site.commit.commit`),
+        then let the site's lock go. ``remove``: pages the site no longer has; ``index``: the
+        search index folder."""
+        self._committing = True
+        left = site_commit.commit(self.out, self.tmp, index, drop_index=self._drop_index,
+                                  remove=remove)
+        self._committing = False
+        self.lock.release()
+        if left is not None:
+            self.trash.remove_later(left)
+
     def abandon(self) -> None:
-        """After a failure: stop the prelink child, remove the new tree."""
+        """After a failure: stop the prelink child, remove the new tree (kept when a commit
+        in place had begun: the next build finishes it), let the site's lock go."""
         if self._linker is not None and self._linker.poll() is None:
             self._linker.kill()
             self._linker.wait()
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        self._linker = None
+        if not self._committing:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+        self._committing = False
+        self.inplace = False
+        self._drop_index = False
+        self._listed.clear()
+        self.lock.release()
+
+    def _in_site(self, path: str) -> bool:
+        """Whether the site has the file ``path`` (its folder listed once)."""
+        folder, _, name = path.rpartition("/")
+        names = self._listed.get(folder)
+        if names is None:
+            try:
+                names = set(os.listdir(self.out / folder if folder else self.out))
+            except OSError:
+                names = set()
+            self._listed[folder] = names
+        return name in names
 
     def write_error(self, e: OSError) -> PrkbError:
         """The error to raise for a failed write (disk full, read-only folder...)."""

@@ -182,12 +182,14 @@ def index_shards(
     todo: list[str],
     reuse: Callable[[str], bool],
     binary: Path,
+    page_file: Callable[[str], Path] | None = None,
 ) -> int:
     """Write the index of ``site`` (the new tree) into ``site/pagefind``.
 
     ``shards``: shard name -> its pages; ``todo``: the shards to index again; ``reuse(name)``
-    links a shard's bundle from the previous build into place (False: it cannot, index it).
-    Returns the number of shards indexed.
+    links a shard's bundle from the previous build into place (False: it cannot, index it);
+    ``page_file(path)``: where a page is (default: in ``site``). Returns the number of shards
+    indexed.
     """
     index = site / INDEX
     index.mkdir(exist_ok=True)
@@ -196,7 +198,8 @@ def index_shards(
     # ones (and the start and write of each)
     workers = 1 if len(redo) < 2 else min(2, os.cpu_count() or 1)
     with ThreadPoolExecutor(workers) as pool:
-        for _ in pool.map(lambda name: _index_one(site, name, shards[name], binary), redo):
+        for _ in pool.map(lambda name: _index_one(site, name, shards[name], binary,
+                                                  page_file or site.joinpath), redo):
             pass
     (index / SHARDS_FILE).write_text(json.dumps(shard_names(shards)), encoding="utf-8")
     return len(redo)
@@ -206,7 +209,9 @@ def bundle_dir(site: Path, name: str) -> Path:
     return site / INDEX if name == PRIMARY else site / INDEX / SHARDS / name
 
 
-def _index_one(site: Path, name: str, pages: list[str], binary: Path) -> None:
+def _index_one(
+    site: Path, name: str, pages: list[str], binary: Path, page_file: Callable[[str], Path]
+) -> None:
     """Index one shard: its pages linked into a folder of their own, Pagefind run on it, its
     bundle moved into place."""
     work = site / f".search-{name}"
@@ -217,9 +222,9 @@ def _index_one(site: Path, name: str, pages: list[str], binary: Path) -> None:
             dst = staged / path
             dst.parent.mkdir(parents=True, exist_ok=True)
             try:
-                os.link(site / path, dst)
+                os.link(page_file(path), dst)
             except OSError:
-                shutil.copyfile(site / path, dst)
+                shutil.copyfile(page_file(path), dst)
         _run_pagefind(binary, staged, out)
         dest = bundle_dir(site, name)
         dest.mkdir(parents=True, exist_ok=True)

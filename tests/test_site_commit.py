@@ -1,0 +1,221 @@
+"""The in-place commit of a one-PR rebuild (prkb.site.commit): its few files are moved into
+the site instead of a whole new tree swapped in; a commit cut short is finished by the next
+build; a failure before it leaves the site as it was; a build that cannot take the site's
+lock swaps a new tree in; a damaged journal means a full build."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from sitekb import assert_same_as_fresh, files, make_kb, plain_record
+
+from prkb.ingest import ingest
+from prkb.profile import load_profile
+from prkb.site import commit as site_commit
+from prkb.site import output as site_output
+from prkb.site import pages as site_pages
+from prkb.site import render as site_render
+from prkb.site import search as site_search
+from prkb.site.build import build_site
+from prkb.site.state import MANIFEST
+from prkb.store import Store
+
+PROFILE = load_profile(None)
+
+
+@pytest.fixture(autouse=True)
+def no_graph_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As in test_site_patch: every related PR would be in the graph page's table."""
+    monkeypatch.setattr(site_pages, "GRAPH_ROWS", 0)
+
+
+def _retitle(store: Store, title: str, stamp: str) -> None:
+    rec = plain_record(90010, title, "2025-01-05T00:00:00Z", "UNIFORM_BATCH",
+                       "SynthMetadataBuilder")
+    rec["updated_at"] = stamp
+    assert ingest(store, rec, PROFILE).outcome == "updated"
+
+
+def _beside(out: Path) -> list[str]:
+    """What the builds left next to the site (staging folders, locks, old trees)."""
+    return sorted(p.name for p in out.parent.iterdir() if p.name.startswith(f".{out.name}"))
+
+
+def test_a_one_pr_rebuild_moves_its_files_into_the_site(tmp_path: Path) -> None:
+    out, fresh = tmp_path / "site", tmp_path / "fresh"
+    with make_kb(tmp_path / "kb.sqlite") as store:
+        build_site(store, out, PROFILE, search=False)
+        folder = out.stat().st_ino
+        kept = (out / "en" / "matrix.html").stat()
+        _retitle(store, "Synth A, in place", "2026-02-01T00:00:00Z")
+        step = build_site(store, out, PROFILE, search=False)
+        assert step.patched and 0 < step.rendered < step.pages // 2
+        assert out.stat().st_ino == folder  # the same folder: no new tree swapped in
+        assert "Synth A, in place" in (out / "en" / "pr" / "90010.html").read_text()
+        now = (out / "en" / "matrix.html").stat()
+        assert (now.st_ino, now.st_nlink) == (kept.st_ino, kept.st_nlink)  # not even linked
+        assert not (out / site_commit.JOURNAL).exists()
+        assert_same_as_fresh(store, out, fresh)
+    assert _beside(out) == []
+
+
+def test_a_commit_cut_short_is_finished_by_the_next_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out, fresh = tmp_path / "site", tmp_path / "fresh"
+    with make_kb(tmp_path / "kb.sqlite") as store:
+        build_site(store, out, PROFILE, search=False)
+        manifest = (out / MANIFEST).read_bytes()
+        _retitle(store, "Synth A, cut short", "2026-02-01T00:00:00Z")
+        moved: list[str] = []
+        real = site_commit._move
+
+        def dies_before_the_manifest(staging: Path, site: Path, rel: str) -> None:
+            if rel == MANIFEST:
+                raise SystemExit("killed")  # as the process dying between two renames
+            moved.append(rel)
+            real(staging, site, rel)
+
+        monkeypatch.setattr(site_commit, "_move", dies_before_the_manifest)
+        with pytest.raises(SystemExit):
+            build_site(store, out, PROFILE, search=False)
+        monkeypatch.setattr(site_commit, "_move", real)
+        # the pages are new, the manifest is the previous build's; the journal and the
+        # staging folder are left for the next build
+        assert (out / site_commit.JOURNAL).is_file()
+        assert (out / MANIFEST).read_bytes() == manifest
+        assert any(name.startswith(".site.building-") for name in _beside(out))
+        assert "Synth A, cut short" in (out / "en" / "pr" / "90011.html").read_text()
+
+        # the edit is taken back before the next build: the pages already moved show a title
+        # the site no longer has, unless that build first finishes the commit (its manifest
+        # then says what those pages show, and the revert renders them again)
+        _retitle(store, "Synth A", "2026-02-01T12:00:00Z")
+        assert "en/pr/90011.html" in moved
+        build_site(store, out, PROFILE, search=False)
+        assert not (out / site_commit.JOURNAL).exists()
+        assert_same_as_fresh(store, out, fresh)
+        # and the one after patches from there
+        _retitle(store, "Synth A, once more", "2026-02-02T00:00:00Z")
+        assert build_site(store, out, PROFILE, search=False).patched
+        assert_same_as_fresh(store, out, fresh)
+
+
+def test_a_failure_before_the_commit_leaves_the_site_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out, fresh = tmp_path / "site", tmp_path / "fresh"
+    with make_kb(tmp_path / "kb.sqlite") as store:
+        build_site(store, out, PROFILE, search=False)
+        before = files(out)
+        _retitle(store, "Synth A, never shown", "2026-02-01T00:00:00Z")
+        real = site_render.render_page
+
+        def fails_on_a_digest(job: site_render.RenderJob, page: object) -> bytes:
+            if getattr(page, "template", "") == "site/digest.html":
+                raise RuntimeError("template broke")
+            return real(job, page)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(site_render, "render_page", fails_on_a_digest)
+        with pytest.raises(RuntimeError, match="template broke"):
+            build_site(store, out, PROFILE, search=False)
+        monkeypatch.setattr(site_render, "render_page", real)
+        assert files(out) == before
+        assert _beside(out) == []
+        # the lock was let go: the next build patches in place
+        folder = out.stat().st_ino
+        assert build_site(store, out, PROFILE, search=False).patched
+        assert out.stat().st_ino == folder
+        assert_same_as_fresh(store, out, fresh)
+
+
+def test_a_site_locked_by_another_build_gets_a_new_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out, fresh = tmp_path / "site", tmp_path / "fresh"
+    with make_kb(tmp_path / "kb.sqlite") as store:
+        build_site(store, out, PROFILE, search=False)
+        folder = out.stat().st_ino
+        holder = subprocess.Popen(
+            [sys.executable, "-c",
+             "import fcntl, os, sys\n"
+             "fd = os.open(sys.argv[1], os.O_RDONLY)\n"
+             "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+             "print('held', flush=True)\n"
+             "sys.stdin.read()\n", str(out)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+            real = site_output.OutputTree.swap
+
+            def swap_once_released(tree: site_output.OutputTree) -> None:
+                assert holder.stdin is not None
+                holder.stdin.close()  # the other build ends: the swap may take the lock
+                holder.wait(timeout=30)
+                real(tree)
+
+            monkeypatch.setattr(site_output.OutputTree, "swap", swap_once_released)
+            _retitle(store, "Synth A, while locked", "2026-02-01T00:00:00Z")
+            step = build_site(store, out, PROFILE, search=False)
+        finally:
+            holder.kill()
+            holder.wait()
+        assert step.patched  # planned from the partial read, but not written in place
+        assert out.stat().st_ino != folder
+        assert_same_as_fresh(store, out, fresh)
+
+
+def test_a_damaged_journal_means_a_full_build(tmp_path: Path) -> None:
+    out, fresh = tmp_path / "site", tmp_path / "fresh"
+    with make_kb(tmp_path / "kb.sqlite") as store:
+        build_site(store, out, PROFILE, search=False)
+        _retitle(store, "Synth A, after damage", "2026-02-01T00:00:00Z")
+        for text in ('{"staging": "../../etc", "files": [], "remove": [], "index": "", '
+                     '"drop_index": ""}', "{not json", '{"staging": ".x", "files": ["../x"], '
+                     '"remove": [], "index": "", "drop_index": ""}'):
+            (out / site_commit.JOURNAL).write_text(text)
+            step = build_site(store, out, PROFILE, search=False)
+            assert not step.patched and step.reused == 0, text  # every page made again
+            assert not (out / site_commit.JOURNAL).exists()
+            assert_same_as_fresh(store, out, fresh)
+
+
+@pytest.mark.skipif(site_search.pagefind_binary() is None,
+                    reason="Pagefind is not installed (the search extra)")
+def test_a_one_pr_rebuild_in_place_swaps_in_the_shards_it_indexed_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(site_search, "PRS_PER_SHARD", 1)  # a shard per PR
+    out, fresh = tmp_path / "site", tmp_path / "fresh"
+    with make_kb(tmp_path / "kb.sqlite") as store:
+        build_site(store, out, PROFILE, search=True)
+        folder = out.stat().st_ino
+        entries = {p.parent.name: p.stat().st_ino
+                   for p in (out / "pagefind").rglob("pagefind-entry.json")}
+        _retitle(store, "Synth A, searched for", "2026-02-01T00:00:00Z")
+        step = build_site(store, out, PROFILE, search=True)
+        assert step.patched and out.stat().st_ino == folder
+        assert step.search_shards == 2  # 90010's shard and its digest year's
+        now = {p.parent.name: p.stat().st_ino
+               for p in (out / "pagefind").rglob("pagefind-entry.json")}
+        assert now.keys() == entries.keys()
+        assert sum(now[k] != entries[k] for k in now) == 2  # the others are the same files
+        build_site(store, fresh, PROFILE, search=True)
+        # what the index was made from is what a fresh build indexes
+        assert (json.loads((out / ".prkb-search.json").read_text())
+                == json.loads((fresh / ".prkb-search.json").read_text()))
+        got = {p: v[2] for p, v in json.loads((out / MANIFEST).read_text())["pages"].items()}
+        want = {p: v[2] for p, v in json.loads((fresh / MANIFEST).read_text())["pages"].items()}
+        assert got == want
+        # the shard indexed again holds the new title (its fragments are gzipped JSON)
+        shard = out / "pagefind" / "shards" / site_search.pr_shard(
+            store.conn.execute("SELECT id FROM prs WHERE number = 90010").fetchone()[0])
+        texts = b"".join(gzip.decompress(p.read_bytes())
+                         for p in (shard / "fragment").glob("*.pf_fragment"))
+        assert "Synth A, searched for".encode() in texts
+    assert _beside(out) == []
