@@ -23,7 +23,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
             "the audit findings, a Pagefind search (Chinese words included), an Atom feed, a "
             "sitemap and a 404 page, in Chinese and English. The build is written to a "
             "temporary folder and swapped in at the end; pages whose inputs did not change are "
-            "kept from the previous build. Needs no network; the site works offline."
+            "kept from the previous build. When only what is shown of a few PRs changed, "
+            "their pages are moved into the site in place instead (a build cut short there "
+            "is finished by the next one). Needs no network; the site works offline."
         ),
     )
     p.add_argument("-o", "--out", default="site", help="output folder (default: site)")
