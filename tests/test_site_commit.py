@@ -217,5 +217,28 @@ def test_a_one_pr_rebuild_in_place_swaps_in_the_shards_it_indexed_again(
             store.conn.execute("SELECT id FROM prs WHERE number = 90010").fetchone()[0])
         texts = b"".join(gzip.decompress(p.read_bytes())
                          for p in (shard / "fragment").glob("*.pf_fragment"))
-        assert "Synth A, searched for".encode() in texts
+        assert b"Synth A, searched for" in texts
     assert _beside(out) == []
+
+
+def test_the_staging_folder_is_gone_before_the_next_build_stages_into_it(
+    tmp_path: Path,
+) -> None:
+    """The staging folder is named by the process id: the next build of the same process uses
+    that name again, while the last one's removal (a detached process) may still run."""
+    out, fresh = tmp_path / "site", tmp_path / "fresh"
+    trash = site_output.Trash()
+    with make_kb(tmp_path / "kb.sqlite") as store:
+        build_site(store, out, PROFILE, search=False, trash=trash)
+        _retitle(store, "Synth A, staged", "2026-02-01T00:00:00Z")
+        assert build_site(store, out, PROFILE, search=False, trash=trash).patched
+        staging = site_output.OutputTree(out).tmp
+        assert not staging.exists()
+        staging.mkdir()  # as the next build's staging folder, made before the removal ran
+        (staging / "page.html").write_text("the next build's page")
+        for proc in trash.removing:
+            proc.wait(timeout=60)
+        assert (staging / "page.html").read_text() == "the next build's page"
+        staging.joinpath("page.html").unlink()
+        staging.rmdir()
+        assert_same_as_fresh(store, out, fresh)

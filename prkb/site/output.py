@@ -123,7 +123,7 @@ class OutputTree:
             with site_commit.locked(self.out):
                 left = site_commit.finish(self.out)
             if left is not None:
-                self.trash.remove_later(left)
+                self._discard(left)
         self._read = self._manifest_stamp()
         return site_state.load(self.out)
 
@@ -358,7 +358,7 @@ class OutputTree:
         self._committing = False
         self.lock.release()
         if left is not None:
-            self.trash.remove_later(left)
+            self._discard(left)
 
     def abandon(self) -> None:
         """After a failure: stop the prelink child, remove the new tree (kept when a commit
@@ -374,6 +374,18 @@ class OutputTree:
         self._drop_index = False
         self._listed.clear()
         self.lock.release()
+
+    def _discard(self, staging: Path) -> None:
+        """Delete a staging folder a commit left (the previous search index may be in it):
+        renamed to a trash name first, since the next build of this process stages into a
+        folder of the same name while the removal may still be running."""
+        trash = self.out.parent / f".{self.out.name}.trash-{os.getpid()}-{time.monotonic_ns()}"
+        try:
+            staging.rename(trash)
+        except OSError:
+            shutil.rmtree(staging, ignore_errors=True)
+            return
+        self.trash.remove_later(trash)
 
     def _in_site(self, path: str) -> bool:
         """Whether the site has the file ``path`` (its folder listed once)."""
