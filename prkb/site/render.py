@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import pickle
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,8 +28,11 @@ from .output import ASSETS, write_new
 from .page import LANG_CODES, Page, root_of
 from .search import searchable_hash
 
-PARALLEL_MIN = 160  # PR pages' worth of work; below this, forking costs more than it saves
+PARALLEL_MIN = 160  # PR pages' worth of work; below this, a pool costs more than it saves
 HEAVY = 10  # what a page other than a PR page is worth, in PR pages (a rough mean)
+# a smaller job with this much work in pages other than PR pages (a one-PR rebuild: its digest
+# weeks, a few tens of milliseconds each) is split between this process and one forked child
+SPLIT_MIN = 3 * HEAVY
 CSP = (
     "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; "
     "img-src 'self' data:; connect-src 'self'; font-src 'self'; object-src 'none'; "
@@ -166,8 +170,11 @@ def render_all(
     results: dict[int, Rendered] = {}
     # a page that lists all PRs (timeline, graph, digest week, builder...) costs what tens of
     # PR pages cost: a few of them are worth the other core too
-    weight = sum(1 if job.pages[i].template == "site/pr.html" else HEAVY for i in indexes)
+    weight = _weight(job, indexes)
     if weight < PARALLEL_MIN or workers < 2 or str(job.store.path) == ":memory:":
+        if workers >= 2 and weight - _weight(job, indexes, pr_pages=False) >= SPLIT_MIN \
+                and str(job.store.path) != ":memory:" and hasattr(os, "fork"):
+            return _render_split(job, indexes, on_done)
         for chunk in _chunks(indexes, 64):
             for i, one in _render_some(job, chunk):
                 results[i] = one
@@ -185,6 +192,67 @@ def render_all(
                 results[i] = one
             if on_done is not None:
                 on_done(len(batch))
+    return results
+
+
+def _weight(job: RenderJob, indexes: list[int], *, pr_pages: bool = True) -> int:
+    """The work of rendering ``indexes``, in PR pages (``pr_pages=False``: the PR pages
+    among them only)."""
+    if not pr_pages:
+        return sum(1 for i in indexes if job.pages[i].template == "site/pr.html")
+    return sum(1 if job.pages[i].template == "site/pr.html" else HEAVY for i in indexes)
+
+
+# what a page costs, in PR pages, for sharing a small job between two processes (measured at
+# 10,000 PRs: a digest week of about 100 PRs reads and renders in 40-90 ms, a PR page in 2-5)
+_COSTS = {"site/pr.html": 1, "site/digest.html": 4 * HEAVY}
+
+
+def _render_split(
+    job: RenderJob, indexes: list[int], on_done: Callable[[int], None] | None
+) -> dict[int, Rendered]:
+    """Render a small job on two cores: a forked child renders about half of the work, this
+    process the rest (a digest week in two languages is two halves: each process reads the
+    week, which costs less than one rendering both). If the child fails, its pages are
+    rendered here (where an error is raised with its traceback)."""
+    mine: list[int] = []
+    theirs: list[int] = []
+    load = [0, 0]
+    costs = {i: _COSTS.get(job.pages[i].template, HEAVY) for i in indexes}
+    for i in sorted(indexes, key=lambda i: -costs[i]):
+        side = 0 if load[0] <= load[1] else 1
+        (mine, theirs)[side].append(i)
+        load[side] += costs[i]
+    _warm_up(job, theirs)  # the environments and templates, before the fork
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: render, hand the results over, exit without cleanup
+        code = 1
+        try:
+            os.close(read)
+            job.store.reconnect()  # a SQLite connection must not cross a fork
+            blob = pickle.dumps(_render_some(job, theirs))
+            with os.fdopen(write, "wb") as fh:
+                fh.write(blob)
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write)
+    results: dict[int, Rendered] = {}
+    try:
+        results.update(_render_some(job, mine))
+    finally:
+        with os.fdopen(read, "rb") as fh:
+            blob = fh.read()
+        _, status = os.waitpid(pid, 0)
+    if on_done is not None:
+        on_done(len(mine))
+    if status == 0:
+        results.update(pickle.loads(blob))
+    else:
+        results.update(_render_some(job, theirs))
+    if on_done is not None:
+        on_done(len(theirs))
     return results
 
 
