@@ -9,6 +9,7 @@ import gzip
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -42,8 +43,14 @@ def _retitle(store: Store, title: str, stamp: str) -> None:
 
 
 def _beside(out: Path) -> list[str]:
-    """What the builds left next to the site (staging folders, locks, old trees)."""
-    return sorted(p.name for p in out.parent.iterdir() if p.name.startswith(f".{out.name}"))
+    """What the builds left next to the site (staging folders, old trees), once the old
+    trees' removals (detached processes nobody waits for) had 30 seconds to end."""
+    deadline = time.monotonic() + 30
+    while True:
+        left = sorted(p.name for p in out.parent.iterdir() if p.name.startswith(f".{out.name}"))
+        if not any(".trash-" in name for name in left) or time.monotonic() > deadline:
+            return left
+        time.sleep(0.05)
 
 
 def test_a_one_pr_rebuild_moves_its_files_into_the_site(tmp_path: Path) -> None:
@@ -242,3 +249,24 @@ def test_the_staging_folder_is_gone_before_the_next_build_stages_into_it(
         staging.joinpath("page.html").unlink()
         staging.rmdir()
         assert_same_as_fresh(store, out, fresh)
+
+
+@pytest.mark.skipif(site_search.pagefind_binary() is None,
+                    reason="Pagefind is not installed (the search extra)")
+def test_search_turned_off_or_on_with_an_edit_is_planned_in_full(tmp_path: Path) -> None:
+    """The search pages say whether the site has search: a partial read would carry them."""
+    out, fresh = tmp_path / "site", tmp_path / "fresh"
+    with make_kb(tmp_path / "kb.sqlite") as store:
+        build_site(store, out, PROFILE, search=True)
+        assert (out / "pagefind" / "pagefind.js").is_file()
+        _retitle(store, "Synth A, unsearched", "2026-02-01T00:00:00Z")
+        step = build_site(store, out, PROFILE, search=False)
+        assert not step.patched
+        assert not (out / "pagefind").exists()
+        assert not (out / ".prkb-search.json").exists()  # as in a site built without search
+        assert_same_as_fresh(store, out, fresh)
+        _retitle(store, "Synth A, searched again", "2026-02-02T00:00:00Z")
+        step = build_site(store, out, PROFILE, search=True)
+        assert not step.patched and (out / "pagefind" / "pagefind.js").is_file()
+        assert 'id="search-form"' in (out / "en" / "search.html").read_text()
+    assert _beside(out) == []

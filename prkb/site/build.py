@@ -352,8 +352,9 @@ def write(b: Build) -> None:
         b.new.model = b.old.model
     b.tree.save_manifest(b.new)
     b.lap("manifest")
-    if b.tree.inplace:
-        b.tree.commit(sorted(b.old.pages.keys() - b.new.pages.keys()), INDEX)
+    if b.tree.inplace:  # the pages it no longer has, and the index's hashes if none
+        b.tree.commit(sorted(b.old.pages.keys() - b.new.pages.keys())
+                      + ([] if b.new.search else [site_state.SEARCH]), INDEX)
     else:
         b.tree.swap()
     b.lap("swap")

@@ -114,23 +114,25 @@ def staged_files(staging: Path, index: str) -> list[str]:
     return files
 
 
-def commit(out: Path, staging: Path, index: str, *, drop_index: bool,
-           remove: list[str]) -> Path | None:
-    """Move the staging folder's files into the site ``out`` (see the module); returns the
-    folder left to delete (the staging folder, holding the previous index), or None.
+def journal_of(staging: Path, index: str, *, drop_index: bool,
+               remove: list[str]) -> dict[str, Any]:
+    """The journal of a commit of the staging folder's files into the site (see the module).
 
     ``index``: the search index folder (moved whole when the staging folder has one);
-    ``drop_index``: the site's index is removed (this build has none); ``remove``: pages the
+    ``drop_index``: the site's index is removed (this build has none); ``remove``: files the
     site no longer has."""
-    journal: dict[str, Any] = {
+    return {
         "staging": staging.name,
         "files": staged_files(staging, index),
         "index": index if (staging / index).is_dir() else "",
         "drop_index": index if drop_index and not (staging / index).is_dir() else "",
         "remove": sorted(remove),
     }
+
+
+def write_journal(out: Path, journal: dict[str, Any]) -> None:
+    """Write the journal into the site, atomically (from here on the commit is the site's)."""
     write_atomic(out / JOURNAL, json.dumps(journal, ensure_ascii=False))
-    return _apply(out, journal)
 
 
 def finish(out: Path) -> Path | None:
@@ -159,7 +161,7 @@ def finish(out: Path) -> Path | None:
             _forget(out / MANIFEST)
         _forget(path)
         return None
-    return _apply(out, journal)
+    return apply(out, journal)
 
 
 def _inside(rel: object) -> bool:
@@ -169,8 +171,9 @@ def _inside(rel: object) -> bool:
     return all(part not in ("", ".", "..") for part in rel.split("/"))
 
 
-def _apply(out: Path, journal: dict[str, Any]) -> Path | None:
-    """Each step of a commit, in order; a step already done is skipped (done twice: the same)."""
+def apply(out: Path, journal: dict[str, Any]) -> Path | None:
+    """Each step of a commit, in order; a step already done is skipped (done twice: the
+    same). Returns the staging folder, left to delete (it may hold the previous index)."""
     staging = out.parent / str(journal["staging"])
     files = [str(f) for f in journal["files"]]
     try:

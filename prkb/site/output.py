@@ -318,7 +318,6 @@ class OutputTree:
         if self.inplace:
             self._drop_index = True
 
-
     def save_manifest(self, state: State) -> None:
         """Carry the output folder's placeholder files over, then write the manifest."""
         for name in PLACEHOLDERS if not self.inplace else ():
@@ -352,9 +351,11 @@ class OutputTree:
         """In place: move this build's files into the site (:func:`prkb.site.commit.commit`),
         then let the site's lock go. ``remove``: pages the site no longer has; ``index``: the
         search index folder."""
+        journal = site_commit.journal_of(self.tmp, index, drop_index=self._drop_index,
+                                         remove=remove)
+        site_commit.write_journal(self.out, journal)  # failing: nothing moved yet
         self._committing = True
-        left = site_commit.commit(self.out, self.tmp, index, drop_index=self._drop_index,
-                                  remove=remove)
+        left = site_commit.apply(self.out, journal)
         self._committing = False
         self.lock.release()
         if left is not None:

@@ -18,8 +18,9 @@ with ``only``), plans them with :func:`prkb.site.pages.plan_pages` as a full bui
 only the whole site can tell, from the model: :class:`prkb.site.pages.Whole`), keeps the
 pages that read covers and carries every other page over from the previous manifest, with
 its hashes. Anything else (more PRs, a new or removed PR, a changed state or date, a builder's
-new reading, a damaged or missing model) returns None: the build plans every page from a full
-read. The incremental site equals a fresh one either way (tests/test_site_incremental*.py).
+new reading, search turned on or off, a damaged or missing model) returns None: the build
+plans every page from a full read. The incremental site equals a fresh one either way
+(tests/test_site_incremental*.py).
 """
 
 from __future__ import annotations
@@ -72,6 +73,8 @@ def _patch_plan(b: PatchJob, model: dict[str, Any] | None) -> Plan | None:
     changed, old = b.changed, b.old
     if model is None or changed is None or changed.get("class") or not old.pages:
         return None
+    if b.search_on != old.search:
+        return None  # search turned on or off: the search pages (and every hash) change
     try:
         ids = {int(k) for k in changed.get("pr", ())}
     except ValueError:
