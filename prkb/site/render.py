@@ -11,9 +11,10 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
-import pickle
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
 from pathlib import Path
 
 import jinja2
@@ -173,7 +174,8 @@ def render_all(
     weight = _weight(job, indexes)
     if weight < PARALLEL_MIN or workers < 2 or str(job.store.path) == ":memory:":
         if workers >= 2 and weight - _weight(job, indexes, pr_pages=False) >= SPLIT_MIN \
-                and str(job.store.path) != ":memory:" and hasattr(os, "fork"):
+                and str(job.store.path) != ":memory:" \
+                and "fork" in multiprocessing.get_all_start_methods():
             return _render_split(job, indexes, on_done)
         for chunk in _chunks(indexes, 64):
             for i, one in _render_some(job, chunk):
@@ -224,36 +226,40 @@ def _render_split(
         (mine, theirs)[side].append(i)
         load[side] += costs[i]
     _warm_up(job, theirs)  # the environments and templates, before the fork
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: render, hand the results over, exit without cleanup
-        code = 1
-        try:
-            os.close(read)
-            job.store.reconnect()  # a SQLite connection must not cross a fork
-            blob = pickle.dumps(_render_some(job, theirs))
-            with os.fdopen(write, "wb") as fh:
-                fh.write(blob)
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(write)
+    ctx = multiprocessing.get_context("fork")  # fork: the job is not pickled
+    receive, send = ctx.Pipe(duplex=False)
+    child = ctx.Process(target=_split_child, args=(job, theirs, send), daemon=True)
+    child.start()
+    send.close()
     results: dict[int, Rendered] = {}
+    got: list[tuple[int, Rendered]] | None = None
     try:
         results.update(_render_some(job, mine))
     finally:
-        with os.fdopen(read, "rb") as fh:
-            blob = fh.read()
-        _, status = os.waitpid(pid, 0)
+        try:
+            got = receive.recv()
+        except (EOFError, OSError):
+            got = None  # the child failed: nothing sent
+        receive.close()
+        child.join()
     if on_done is not None:
         on_done(len(mine))
-    if status == 0:
-        results.update(pickle.loads(blob))
-    else:
-        results.update(_render_some(job, theirs))
+    results.update(got if got is not None and child.exitcode == 0
+                   else _render_some(job, theirs))
     if on_done is not None:
         on_done(len(theirs))
     return results
+
+
+def _split_child(job: RenderJob, indexes: list[int], send: Connection) -> None:
+    """The forked child of :func:`_render_split`: render, send the results, exit (an error
+    ends it with exit code 1, silently: the parent renders those pages again and raises)."""
+    try:
+        job.store.reconnect()  # a SQLite connection must not cross a fork
+        send.send(_render_some(job, indexes))
+        send.close()
+    except BaseException:
+        sys.exit(1)
 
 
 def _chunks(items: list[int], n: int) -> list[list[int]]:
