@@ -27,6 +27,7 @@ from prkb.site.state import MANIFEST
 from prkb.store import Store
 
 PROFILE = load_profile(None)
+GRAPH_ROWS = site_pages.GRAPH_ROWS
 
 
 @pytest.fixture(autouse=True)
@@ -270,3 +271,50 @@ def test_search_turned_off_or_on_with_an_edit_is_planned_in_full(tmp_path: Path)
         assert not step.patched and (out / "pagefind" / "pagefind.js").is_file()
         assert 'id="search-form"' in (out / "en" / "search.html").read_text()
     assert _beside(out) == []
+
+
+def test_one_pr_rebuilds_killed_at_random_leave_a_site_the_next_build_makes_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Real processes, SIGKILLed at a random moment of a one-PR rebuild (reading, rendering,
+    staging or moving); after each kill the site is the previous one or a commit the next
+    build finishes, and a build that is left to finish gives a fresh build's site."""
+    import os
+    import random
+    import signal
+
+    monkeypatch.setattr(site_pages, "GRAPH_ROWS", GRAPH_ROWS)  # as the processes build
+    out, fresh = tmp_path / "site", tmp_path / "fresh"
+    db = tmp_path / "kb.sqlite"
+    with make_kb(db) as store:  # a PR of no relation: not in the graph page's table
+        ingest(store, plain_record(90020, "Synth C", "2025-03-05T00:00:00Z", "ALWAYS",
+                                   "OtherMetadataBuilder"), PROFILE)
+    cmd = [sys.executable, "-m", "prkb", "--db", str(db), "-q", "site", "build", "--no-search",
+           "-o", str(out)]
+    env = {k: v for k, v in os.environ.items() if k not in ("GH_TOKEN", "GITHUB_TOKEN")}
+    assert subprocess.run(cmd, env=env, check=False).returncode == 0
+    folder = out.stat().st_ino
+    rng = random.Random(5)
+    kills = 0
+    for n in range(12):
+        with Store(db) as store:  # each round, another edit of what the pages show
+            rec = plain_record(90020, f"Synth C, round {n}", "2025-03-05T00:00:00Z", "ALWAYS",
+                               "OtherMetadataBuilder")
+            rec["updated_at"] = f"2026-02-01T00:00:{n:02d}Z"
+            assert ingest(store, rec, PROFILE).outcome == "updated"
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+        try:
+            proc.wait(timeout=rng.uniform(0.2, 1.2))
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGKILL)
+            kills += 1
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode in (0, -signal.SIGKILL), err
+    assert subprocess.run(cmd, env=env, check=False).returncode == 0
+    assert not (out / site_commit.JOURNAL).exists()
+    assert out.stat().st_ino == folder  # every build was a one-PR rebuild in place
+    assert "Synth C, round 11" in (out / "en" / "pr" / "90020.html").read_text()
+    with Store(db) as store:
+        assert_same_as_fresh(store, out, fresh)
+    assert kills >= 3, kills  # enough of the rounds were cut short to mean something
