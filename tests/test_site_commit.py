@@ -318,3 +318,38 @@ def test_one_pr_rebuilds_killed_at_random_leave_a_site_the_next_build_makes_whol
     with Store(db) as store:
         assert_same_as_fresh(store, out, fresh)
     assert kills >= 3, kills  # enough of the rounds were cut short to mean something
+
+
+def test_two_builds_of_one_site_at_once_both_finish_and_the_site_is_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two processes build the same site at the same time after each edit: one may write in
+    place while the other swaps a tree in (the lock orders them); both succeed, and the site
+    is a fresh build's."""
+    import os
+
+    monkeypatch.setattr(site_pages, "GRAPH_ROWS", GRAPH_ROWS)  # as the processes build
+    out, fresh = tmp_path / "site", tmp_path / "fresh"
+    db = tmp_path / "kb.sqlite"
+    with make_kb(db) as store:
+        ingest(store, plain_record(90020, "Synth C", "2025-03-05T00:00:00Z", "ALWAYS",
+                                   "OtherMetadataBuilder"), PROFILE)
+    cmd = [sys.executable, "-m", "prkb", "--db", str(db), "-q", "site", "build", "--no-search",
+           "-o", str(out)]
+    env = {k: v for k, v in os.environ.items() if k not in ("GH_TOKEN", "GITHUB_TOKEN")}
+    assert subprocess.run(cmd, env=env, check=False).returncode == 0
+    for n in range(4):
+        with Store(db) as store:
+            rec = plain_record(90020, f"Synth C, twice {n}", "2025-03-05T00:00:00Z", "ALWAYS",
+                               "OtherMetadataBuilder")
+            rec["updated_at"] = f"2026-02-01T00:00:{n:02d}Z"
+            assert ingest(store, rec, PROFILE).outcome == "updated"
+        procs = [subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, text=True) for _ in range(2)]
+        for proc in procs:
+            _, err = proc.communicate(timeout=120)
+            assert proc.returncode == 0, err
+        assert not (out / site_commit.JOURNAL).exists()
+        with Store(db) as store:
+            assert_same_as_fresh(store, out, fresh)
+    assert [name for name in _beside(out) if ".building-" in name] == []
