@@ -277,21 +277,23 @@ def render(b: Build) -> None:
         render_some(b.todo, counted=False)
     kept: list[int] = []
     again: list[int] = []
+    new_pages, old_pages, search_on, on_page = new.pages, old.pages, b.search_on, b.on_page
     for i, good in zip(b.keep, here, strict=True):
+        page = pages[i]
         if not good:
-            if pages[i].inputs is None and b.patched is not None:
+            if page.inputs is None and b.patched is not None:
                 raise Replan  # a carried page is gone from the previous site
             again.append(i)
             continue
         kept.append(i)
-        entry = new.pages[pages[i].path]
-        entry[1:] = old.pages[pages[i].path][1:]
-        if pages[i].search and b.search_on and not entry[2]:
+        entry = new_pages[page.path]
+        entry[1:] = old_pages[page.path][1:]
+        if page.search and search_on and not entry[2]:
             # indexed now, not before: hash what the index will read of it
-            entry[2] = searchable_hash(tree.read(pages[i].path))
-        b.stats.reused += 1
-        if b.on_page is not None:
-            b.on_page()
+            entry[2] = searchable_hash(tree.read(page.path))
+        if on_page is not None:
+            on_page()
+    b.stats.reused += len(kept)
     if again:  # kept pages missing from the previous site: rendered after all
         render_some(again)
         b.todo += again
