@@ -45,6 +45,14 @@ Item = dict[str, Any]
 MAX_CUES = 3  # distinct cues whose items an edge keeps (best first)
 
 
+def is_inferred(origin: str | None, confidence: float | None) -> bool:
+    """A relation read only from code lineage (origin ``lineage``) or from a timeline or code
+    heuristic (a candidate below confidence 1), not stated by anyone: outputs mark it."""
+    if origin == "lineage":
+        return True
+    return origin in ("timeline", "code") and float(confidence or 0.0) < 1.0
+
+
 def dumps(items: list[Item]) -> str:
     """The stored form: compact JSON, keys sorted (equal evidence is equal text)."""
     return json.dumps(items, ensure_ascii=False, sort_keys=True, separators=(",", ":"))

@@ -39,14 +39,6 @@ RELATION_TYPES = (
 _F = re.IGNORECASE
 
 
-def is_inferred(origin: str | None, confidence: float | None) -> bool:
-    """A relation read only from code lineage (origin ``lineage``) or from a timeline or code
-    heuristic (a candidate below confidence 1), not stated by anyone: outputs mark it."""
-    if origin == "lineage":
-        return True
-    return origin in ("timeline", "code") and float(confidence or 0.0) < 1.0
-
-
 @dataclass(frozen=True)
 class Rule:
     type: str

@@ -20,9 +20,9 @@ from markupsafe import Markup, escape
 
 from ..dates import parse_day, parse_time
 from ..errors import InputError
+from ..evidence import is_inferred
 from ..evidence import loads as evidence_items
 from ..glossary import label, risk_tag
-from ..graph.relations import is_inferred
 from ..profile import Profile, load_profile
 from ..render.jinja_calls import plain_call
 from ..store import Store
@@ -189,7 +189,7 @@ class RelationItem:
     evidence: list[dict[str, Any]]  # items of prkb/evidence.py, worded by report/_evidence.j2
     source_number: int | None
     target_number: int | None
-    # read only from code lineage or a heuristic (graph.relations.is_inferred): the digest
+    # read only from code lineage or a heuristic (evidence.is_inferred): the digest
     # says so
     inferred: bool = False
 

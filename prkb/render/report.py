@@ -23,8 +23,8 @@ from ..analyze.risk import is_declaration_core, platform_split, risk_tags_for
 from ..analyze.scope import Scope, scope_of
 from ..analyze.topics import synthesize
 from ..errors import InputError
+from ..evidence import is_inferred
 from ..gitobj import GitError, GitRepo
-from ..graph.relations import is_inferred
 from ..models import Finding, SymbolChange
 from ..profile import Profile, load_profile
 from ..store import Store

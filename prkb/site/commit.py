@@ -137,10 +137,9 @@ def write_journal(out: Path, journal: dict[str, Any]) -> None:
 
 def finish(out: Path) -> Path | None:
     """Finish the commit a killed build left in ``out`` (its journal); returns the folder
-    left to delete, or None (no journal). A journal that cannot be read is damage: the
-    manifest is removed with it, so that the next build makes every page again."""
-    from .state import MANIFEST
-
+    left to delete, or None (no journal). A journal that cannot be read, or that names a path
+    outside the site, is damage: the manifest is replaced by one of no pages (so that this
+    build makes every page again) and the journal removed."""
     path = out / JOURNAL
     if not path.is_file():
         return None

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from ..evidence import is_inferred
 from ..glossary import glossary
-from ..graph.relations import is_inferred
 from ..profile import Profile
 from ..store import Store
 from . import search as site_search

@@ -3,7 +3,9 @@
 Rendering is CPU-bound Python, so pages are rendered in forked worker processes (one per
 core, each with its own knowledge-base connection; template environments are made before the
 fork), each writing what it renders. Small jobs (an incremental build) are rendered in this
-process. A page is always written as a new file, never into an existing one.
+process, or, when they hold heavy pages (a one-PR rebuild's digest weeks), shared between this
+process and one forked child. A page is always written as a new file, never into an existing
+one.
 """
 
 from __future__ import annotations
@@ -173,8 +175,8 @@ def render_all(
     # PR pages cost: a few of them are worth the other core too
     weight = _weight(job, indexes)
     if weight < PARALLEL_MIN or workers < 2 or str(job.store.path) == ":memory:":
-        if workers >= 2 and weight - _weight(job, indexes, pr_pages=False) >= SPLIT_MIN \
-                and str(job.store.path) != ":memory:" \
+        heavy = sum(HEAVY for i in indexes if job.pages[i].template != "site/pr.html")
+        if workers >= 2 and heavy >= SPLIT_MIN and str(job.store.path) != ":memory:" \
                 and "fork" in multiprocessing.get_all_start_methods():
             return _render_split(job, indexes, on_done)
         for chunk in _chunks(indexes, 64):
@@ -197,11 +199,8 @@ def render_all(
     return results
 
 
-def _weight(job: RenderJob, indexes: list[int], *, pr_pages: bool = True) -> int:
-    """The work of rendering ``indexes``, in PR pages (``pr_pages=False``: the PR pages
-    among them only)."""
-    if not pr_pages:
-        return sum(1 for i in indexes if job.pages[i].template == "site/pr.html")
+def _weight(job: RenderJob, indexes: list[int]) -> int:
+    """The work of rendering ``indexes``, in PR pages."""
     return sum(1 if job.pages[i].template == "site/pr.html" else HEAVY for i in indexes)
 
 
