@@ -1,7 +1,9 @@
 """The in-place commit of a one-PR rebuild (prkb.site.commit): its few files are moved into
 the site instead of a whole new tree swapped in; a commit cut short is finished by the next
 build; a failure before it leaves the site as it was; a build that cannot take the site's
-lock swaps a new tree in; a damaged journal means a full build."""
+lock swaps a new tree in; a damaged journal means a full build; the search shards indexed
+again are swapped in; real processes killed at random, or two at once, leave a site that is a
+fresh build's."""
 
 from __future__ import annotations
 
