@@ -101,7 +101,8 @@ def _patch_plan(b: PatchJob, model: dict[str, Any] | None) -> Plan | None:
     currents = current_hashes(data)
     if currents != old.currents:
         return None  # the kept histories are not what the previous build had
-    own = {int(k): v[0] for k, v in old.prs.items()}
+    pr_hashes = {int(k): (v[0], v[1]) for k, v in old.prs.items()}
+    own = {i: both[0] for i, both in pr_hashes.items()}
     whole = Whole(
         counts=model["counts"], total=model["total"],
         builder_hashes={slug: h["h"] for slug, h in model["builders"].items()},
@@ -117,9 +118,8 @@ def _patch_plan(b: PatchJob, model: dict[str, Any] | None) -> Plan | None:
     # from all it shows (the read holds the PRs at the other end of its relations)
     pages = [p for p in plan.pages if p.path in covered or p.template == "site/pr.html"]
     made = {p.path for p in pages}
-    search = {path: shard for path, shard in model["search"]}
+    search = dict(model["search"])  # path -> shard, of each searchable page
     pages += [_carried(path, search.get(path)) for path in old.pages if path not in made]
-    pr_hashes = {int(k): (v[0], v[1]) for k, v in old.prs.items()}
     pr_hashes.update(plan.pr_hashes)
     return Plan(pages, pr_hashes, currents, None)
 
