@@ -242,6 +242,8 @@ def plan(b: Build) -> None:
             b.keep.append(i)
         else:
             b.todo.append(i)
+    for path, _ in b.plan.carried:  # kept as they are, with the previous build's hashes
+        b.new.pages[path] = [old[path][0], "", ""]
     b.lap("hash")
     gc.freeze()
     if b.gc_on:
@@ -272,25 +274,28 @@ def render(b: Build) -> None:
     tree.make_folders(todo)
     render_some(b.todo)
     b.lap("render")
-    here, lost = tree.place_pages([pages[i].path for i in b.keep], todo, gone, old)
+    carried = b.plan.carried
+    here, lost = tree.place_pages([pages[i].path for i in b.keep] + [c[0] for c in carried],
+                                  todo, gone, old)
     if lost:  # the child failed and the tree was emptied: the rendered pages again
         render_some(b.todo, counted=False)
-    kept: list[int] = []
+    kept: list[str] = []
     again: list[int] = []
     new_pages, old_pages, search_on, on_page = new.pages, old.pages, b.search_on, b.on_page
-    for i, good in zip(b.keep, here, strict=True):
-        page = pages[i]
+    kept_pages = [(pages[i].path, pages[i].search, i) for i in b.keep]
+    carried_pages = [(path, shard is not None, -1) for path, shard in carried]
+    for (path, search, i), good in zip(kept_pages + carried_pages, here, strict=True):
         if not good:
-            if page.inputs is None and b.patched is not None:
+            if i < 0:
                 raise Replan  # a carried page is gone from the previous site
             again.append(i)
             continue
-        kept.append(i)
-        entry = new_pages[page.path]
-        entry[1:] = old_pages[page.path][1:]
-        if page.search and search_on and not entry[2]:
+        kept.append(path)
+        entry = new_pages[path]
+        entry[1:] = old_pages[path][1:]
+        if search and search_on and not entry[2]:
             # indexed now, not before: hash what the index will read of it
-            entry[2] = searchable_hash(tree.read(page.path))
+            entry[2] = searchable_hash(tree.read(path))
         if on_page is not None:
             on_page()
     b.stats.reused += len(kept)
@@ -298,11 +303,13 @@ def render(b: Build) -> None:
         render_some(again)
         b.todo += again
     b.stats.rendered = len(b.todo)
-    b.stats.pages = len(pages)
+    b.stats.pages = len(pages) + len(carried)
     b.lap("reuse")
     written = set(new.pages) | tree.copy_assets()
     if not (same_paths and tree.reuse("sitemap.xml")):
-        html_pages = sorted(p.path for p in pages if p.kind == "html" and p.path != "404.html")
+        html_pages = sorted([p.path for p in pages if p.kind == "html" and p.path != "404.html"]
+                            + [path for path, _ in carried
+                               if path.endswith(".html") and path != "404.html"])
         tree.write("sitemap.xml", sitemap(html_pages, b.base_url))
     written.add("sitemap.xml")
     b.lap("assets")
@@ -319,7 +326,9 @@ def index(b: Build) -> None:
         b.stats.search_missing = b.search  # asked for, but Pagefind is not installed
         return
     assert b.pagefind is not None
-    shards = group_shards([(p.path, p.shard) for p in b.pages if p.search])
+    shards = group_shards([(p.path, p.shard) for p in b.pages if p.search]
+                          + [(path, shard) for path, shard in b.plan.carried
+                             if shard is not None])
     pages = b.new.pages
     # what the index reads of each page (not all its inputs): a page that shows another PR's
     # edited title in a part the index leaves out does not index its shard again
@@ -432,7 +441,7 @@ def _run_stages(b: Build) -> None:
 
 
 def _check_and_keep_links(
-    b: Build, kept: list[int], rendered: dict[str, list[str]], written: set[str], *,
+    b: Build, kept: list[str], rendered: dict[str, list[str]], written: set[str], *,
     gone: bool, same_paths: bool,
 ) -> None:
     """Check internal links and write the links file.
@@ -441,18 +450,17 @@ def _check_and_keep_links(
     was made, against the same assets (the salt covers them): they can only break when a page
     went away, so only then are they read back and checked too.
     """
-    pages, old, new = b.pages, b.old, b.new
+    old, new = b.old, b.new
     previous = b.tree.previous_links() if kept and gone else None
     site_links.check_links(rendered, written)
     if previous is not None:
-        site_links.check_links({pages[i].path: previous.get(pages[i].path, []) for i in kept},
-                               written)
+        site_links.check_links({path: previous.get(path, []) for path in kept}, written)
     if same_paths and all(old.pages[p][1] == new.pages[p][1] for p in rendered) \
             and b.tree.reuse_links():
         return
     if previous is None and kept:
         previous = b.tree.previous_links()
-    links = {pages[i].path: (previous or {}).get(pages[i].path, []) for i in kept}
+    links = {path: (previous or {}).get(path, []) for path in kept}
     links.update(rendered)
     b.tree.save_links(links)
 

@@ -325,6 +325,9 @@ class Plan:
     # what a partial read of the next build needs to know of the whole site (plan_pages;
     # None: this plan was made from a partial read)
     model: dict[str, Any] | None = None
+    # a plan from a partial read (prkb.site.patch): the previous build's pages kept as they
+    # are, never rendered, each with its search shard (None: not in the search index)
+    carried: list[tuple[str, str | None]] = field(default_factory=list)
 
 
 # A PR's fields that only pages showing that PR's own data show (what its summary, report

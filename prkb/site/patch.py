@@ -32,7 +32,6 @@ from typing import Any
 from ..profile import Profile
 from ..store import Store
 from .gather import gather
-from .page import Page
 from .pages import GRAPH_PART_PRS, HOME_ROWS, Plan, Whole, current_hashes, place_hash, plan_pages
 from .state import State, unchanged_hashes
 
@@ -119,9 +118,9 @@ def _patch_plan(b: PatchJob, model: dict[str, Any] | None) -> Plan | None:
     pages = [p for p in plan.pages if p.path in covered or p.template == "site/pr.html"]
     made = {p.path for p in pages}
     search = dict(model["search"])  # path -> shard, of each searchable page
-    pages += [_carried(path, search.get(path)) for path in old.pages if path not in made]
+    carried = [(path, search.get(path)) for path in old.pages if path not in made]
     pr_hashes.update(plan.pr_hashes)
-    return Plan(pages, pr_hashes, currents, None)
+    return Plan(pages, pr_hashes, currents, None, carried)
 
 
 def _needed(
@@ -179,17 +178,3 @@ def _covered(model: dict[str, Any], ids: set[int], data: Any, langs: list[str]) 
         out.add("feed.xml")
     return out
 
-
-def _never() -> dict[str, Any]:
-    raise Replan
-
-
-def _carried(path: str, shard: str | None) -> Page:
-    """A page of the previous build, kept as it is (never rendered: see :class:`Replan`);
-    ``shard``: its search shard (None: not a searchable page)."""
-    lang = path[:2] if path[2:3] == "/" and path[:2] in _LANGS else None
-    return Page(path, "", None, _never, lang, "html" if path.endswith(".html") else "bytes",
-                shard is not None, True, shard or "")
-
-
-_LANGS = frozenset({"zh", "en"})
