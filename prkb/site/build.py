@@ -396,23 +396,33 @@ def build_site(
     base_url = check_base_url(base_url)
     t0 = time.perf_counter()
     tree = OutputTree(out, trash)
-    previous = tree.previous()
-    salt = _salt(profile, langs, base_url)
-    if report_html is not None:  # another renderer makes other pages
-        salt = hashlib.sha256(f"{salt}|{report_html.__qualname__}".encode()).hexdigest()
-    b = Build(
-        store=store, profile=profile, tree=tree, langs=langs, base_url=base_url,
-        search=search, pagefind=pagefind_binary() if search else None,
-        report_html=report_html or report_html_for(profile), on_page=on_page,
-        salt=salt, old=previous if previous.salt == salt else State(),
-        stats=BuildStats(out=str(out)), gc_on=gc.isenabled(), clock=t0,
-    )
-    # the previous pages are linked into the new tree by a child process while this one
-    # gathers and plans (pages that changed are unlinked again before they are written),
-    # unless the build is written in place (gather)
-    tree.open(prelink=False)
-    b.lap("start")
+    gc_on = gc.isenabled()
+    # the previous manifest is tens of thousands of small containers: no cycle collection
+    # while they are read (a full one in a large process costs tens of milliseconds); gather
+    # keeps it off, plan turns it on again
+    gc.disable()
     try:
+        previous = tree.previous()
+        salt = _salt(profile, langs, base_url)
+        if report_html is not None:  # another renderer makes other pages
+            salt = hashlib.sha256(f"{salt}|{report_html.__qualname__}".encode()).hexdigest()
+        b = Build(
+            store=store, profile=profile, tree=tree, langs=langs, base_url=base_url,
+            search=search, pagefind=pagefind_binary() if search else None,
+            report_html=report_html or report_html_for(profile), on_page=on_page,
+            salt=salt, old=previous if previous.salt == salt else State(),
+            stats=BuildStats(out=str(out)), gc_on=gc_on, clock=t0,
+        )
+    except BaseException:
+        if gc_on:
+            gc.enable()
+        raise
+    try:
+        # the previous pages are linked into the new tree by a child process while this one
+        # gathers and plans (pages that changed are unlinked again before they are written),
+        # unless the build is written in place (gather)
+        tree.open(prelink=False)
+        b.lap("start")
         try:
             _run_stages(b)
         except Replan:  # the patched plan cannot stand: plan every page from a full read
