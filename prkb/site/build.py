@@ -418,16 +418,15 @@ def build_site(
             gc.enable()
         raise
     try:
-        # the previous pages are linked into the new tree by a child process while this one
-        # gathers and plans (pages that changed are unlinked again before they are written),
-        # unless the build is written in place (gather)
-        tree.open(prelink=False)
+        # gather decides: written in place, or the previous pages linked into the new tree by
+        # a child process while this one reads and plans
+        tree.open()
         b.lap("start")
         try:
             _run_stages(b)
         except Replan:  # the patched plan cannot stand: plan every page from a full read
             tree.abandon()
-            tree.open(prelink=False)
+            tree.open()
             b = replace(b, patch=False, patched=None, data=SiteData(), plan=Plan(), new=State(),
                         todo=[], keep=[], stats=BuildStats(out=str(out)))
             _run_stages(b)

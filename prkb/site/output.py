@@ -152,10 +152,9 @@ class OutputTree:
 
     # --- the new tree ----------------------------------------------------------------------
 
-    def open(self, *, prelink: bool) -> None:
-        """Make the new tree (empty); ``prelink``: start linking the previous build's pages
-        into it, in a child process, while the build gathers and plans (or later:
-        :meth:`start_prelink`)."""
+    def open(self) -> None:
+        """Make the new tree (empty). The build then either writes in place
+        (:meth:`in_place`) or has the previous pages linked into it (:meth:`start_prelink`)."""
         self.trash.clear(self.out)
         try:
             if self.tmp.exists():
@@ -164,8 +163,6 @@ class OutputTree:
             self.tmp.mkdir()
         except OSError as e:
             raise self.write_error(e) from None
-        if prelink:
-            self.start_prelink()
 
     def start_prelink(self) -> None:
         """Start linking the previous build's pages into the new tree (once)."""
@@ -251,21 +248,14 @@ class OutputTree:
 
     def copy_assets(self) -> set[str]:
         """Copy the static assets (and vendored scripts) in; returns their paths."""
-        src = templates_dir() / "site" / "static"
-        if self.inplace:  # the same salt: the same assets, in the site already
-            dst = self.out / ASSETS
-            if dst.is_dir():
-                return {str(p.relative_to(self.out)).replace(os.sep, "/")
-                        for p in dst.rglob("*") if p.is_file()}
-            dst = self.tmp / ASSETS
-        else:
-            dst = self.tmp / ASSETS
-        shutil.copytree(src, dst)
+        if self.inplace and (self.out / ASSETS).is_dir():
+            return _files(self.out, ASSETS)  # the same salt: the same assets, there already
+        dst = self.tmp / ASSETS
+        shutil.copytree(templates_dir() / "site" / "static", dst)
         vendor = templates_dir() / "site" / "vendor"
         if vendor.is_dir():
             shutil.copytree(vendor, dst / "vendor")
-        return {str(p.relative_to(self.tmp)).replace(os.sep, "/")
-                for p in dst.rglob("*") if p.is_file()}
+        return _files(self.tmp, ASSETS)
 
     def reuse_links(self) -> bool:
         """Hard-link (or copy) the previous links file unchanged; False when it cannot."""
@@ -415,6 +405,12 @@ class OutputTree:
         if self._linker.returncode != 0:
             return None
         return set(stdout.decode("utf-8", "surrogateescape").splitlines())
+
+
+def _files(root: Path, folder: str) -> set[str]:
+    """The files under ``root/folder``, as paths relative to ``root`` with "/"."""
+    return {str(p.relative_to(root)).replace(os.sep, "/")
+            for p in (root / folder).rglob("*") if p.is_file()}
 
 
 def _reuse(src: Path, dst: Path) -> bool:
