@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import subprocess
 import sys
 import time
@@ -275,35 +276,46 @@ def test_search_turned_off_or_on_with_an_edit_is_planned_in_full(tmp_path: Path)
     assert _beside(out) == []
 
 
+def _process_site(db: Path, out: Path) -> tuple[list[str], dict[str, str]]:
+    """A knowledge base with 90020, a PR of no relation (so not in the graph page's table:
+    its edits are one-PR rebuilds), and the ``prkb site build`` command and environment that
+    build ``out`` from it in a process of its own."""
+    with make_kb(db) as store:
+        _retitle_c(store, "Synth C", None)
+    cmd = [sys.executable, "-m", "prkb", "--db", str(db), "-q", "site", "build", "--no-search",
+           "-o", str(out)]
+    env = {k: v for k, v in os.environ.items() if k not in ("GH_TOKEN", "GITHUB_TOKEN")}
+    return cmd, env
+
+
+def _retitle_c(store: Store, title: str, stamp: str | None) -> None:
+    """Ingest 90020 with ``title`` (``stamp``: its update time; None: its first version)."""
+    rec = plain_record(90020, title, "2025-03-05T00:00:00Z", "ALWAYS", "OtherMetadataBuilder")
+    if stamp is not None:
+        rec["updated_at"] = stamp
+    assert ingest(store, rec, PROFILE).outcome == ("new" if stamp is None else "updated")
+
+
 def test_one_pr_rebuilds_killed_at_random_leave_a_site_the_next_build_makes_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Real processes, SIGKILLed at a random moment of a one-PR rebuild (reading, rendering,
     staging or moving); after each kill the site is the previous one or a commit the next
     build finishes, and a build that is left to finish gives a fresh build's site."""
-    import os
     import random
     import signal
 
     monkeypatch.setattr(site_pages, "GRAPH_ROWS", GRAPH_ROWS)  # as the processes build
     out, fresh = tmp_path / "site", tmp_path / "fresh"
     db = tmp_path / "kb.sqlite"
-    with make_kb(db) as store:  # a PR of no relation: not in the graph page's table
-        ingest(store, plain_record(90020, "Synth C", "2025-03-05T00:00:00Z", "ALWAYS",
-                                   "OtherMetadataBuilder"), PROFILE)
-    cmd = [sys.executable, "-m", "prkb", "--db", str(db), "-q", "site", "build", "--no-search",
-           "-o", str(out)]
-    env = {k: v for k, v in os.environ.items() if k not in ("GH_TOKEN", "GITHUB_TOKEN")}
+    cmd, env = _process_site(db, out)
     assert subprocess.run(cmd, env=env, check=False).returncode == 0
     folder = out.stat().st_ino
     rng = random.Random(5)
     kills = 0
     for n in range(12):
         with Store(db) as store:  # each round, another edit of what the pages show
-            rec = plain_record(90020, f"Synth C, round {n}", "2025-03-05T00:00:00Z", "ALWAYS",
-                               "OtherMetadataBuilder")
-            rec["updated_at"] = f"2026-02-01T00:00:{n:02d}Z"
-            assert ingest(store, rec, PROFILE).outcome == "updated"
+            _retitle_c(store, f"Synth C, round {n}", f"2026-02-01T00:00:{n:02d}Z")
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, text=True)
         try:
@@ -328,24 +340,14 @@ def test_two_builds_of_one_site_at_once_both_finish_and_the_site_is_whole(
     """Two processes build the same site at the same time after each edit: one may write in
     place while the other swaps a tree in (the lock orders them); both succeed, and the site
     is a fresh build's."""
-    import os
-
     monkeypatch.setattr(site_pages, "GRAPH_ROWS", GRAPH_ROWS)  # as the processes build
     out, fresh = tmp_path / "site", tmp_path / "fresh"
     db = tmp_path / "kb.sqlite"
-    with make_kb(db) as store:
-        ingest(store, plain_record(90020, "Synth C", "2025-03-05T00:00:00Z", "ALWAYS",
-                                   "OtherMetadataBuilder"), PROFILE)
-    cmd = [sys.executable, "-m", "prkb", "--db", str(db), "-q", "site", "build", "--no-search",
-           "-o", str(out)]
-    env = {k: v for k, v in os.environ.items() if k not in ("GH_TOKEN", "GITHUB_TOKEN")}
+    cmd, env = _process_site(db, out)
     assert subprocess.run(cmd, env=env, check=False).returncode == 0
     for n in range(4):
         with Store(db) as store:
-            rec = plain_record(90020, f"Synth C, twice {n}", "2025-03-05T00:00:00Z", "ALWAYS",
-                               "OtherMetadataBuilder")
-            rec["updated_at"] = f"2026-02-01T00:00:{n:02d}Z"
-            assert ingest(store, rec, PROFILE).outcome == "updated"
+            _retitle_c(store, f"Synth C, twice {n}", f"2026-02-01T00:00:{n:02d}Z")
         procs = [subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.PIPE, text=True) for _ in range(2)]
         for proc in procs:
