@@ -32,3 +32,16 @@ def default_db_path(explicit: str | None = None) -> Path:
     if env:
         return Path(env)
     return Path("prkb.sqlite")
+
+
+def cache_dir() -> Path | None:
+    """prkb's per-user cache folder (``$XDG_CACHE_HOME/prkb``, else ``~/.cache/prkb``), not
+    made here; None when there is no home folder to put it in. What is kept there is only ever
+    a shortcut: prkb works the same, more slowly, without it."""
+    base = os.environ.get("XDG_CACHE_HOME")
+    if base:
+        return Path(base) / "prkb"
+    try:
+        return Path.home() / ".cache" / "prkb"
+    except RuntimeError:  # no home folder (no HOME, no password entry)
+        return None

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InputError
-from .paths import data_dir
+from .paths import cache_dir, data_dir
 
 DEFAULT_PROFILE = "vllm-cudagraph"
 SCHEMA = "profile.schema.json"  # beside the profiles, in data/profiles/
@@ -158,8 +158,26 @@ class Profile:
     def is_core_path(self, path: str) -> bool:
         return path in self.core_paths
 
+    @cached_property
+    def _memo(self) -> dict[tuple[str, str], Any]:
+        """What :meth:`category` and :meth:`platforms_for` found per path and per title (each
+        PR's report asks about the same paths several times); emptied when it grows large."""
+        return {}
+
+    def _remember(self, key: tuple[str, str], value: Any) -> Any:
+        if len(self._memo) >= 65536:
+            self._memo.clear()
+        self._memo[key] = value
+        return value
+
     def category(self, path: str) -> str:
         """source, test, docs or build."""
+        got: str | None = self._memo.get(("category", path))
+        if got is not None:
+            return got
+        return self._remember(("category", path), self._category(path))
+
+    def _category(self, path: str) -> str:
         if self.is_test_path(path):
             return "test"
         for pat in self.docs_paths:
@@ -173,14 +191,27 @@ class Profile:
         return "source"
 
     def platforms_for(self, paths: list[str], title: str) -> list[Platform]:
-        found: list[Platform] = []
-        tags = {t.lower() for t in re.findall(r"\[([^\]]+)\]", title or "")}
-        for plat in self.platforms:
-            hit = any(pat in p for p in paths for pat in plat.path_patterns)
-            hit = hit or any(t.lower() in tags for t in plat.title_tags)
-            if hit:
-                found.append(plat)
-        return found
+        """The platforms (in the profile's order) a path pattern of which is in one of
+        ``paths``, or a title tag of which is a ``[tag]`` of ``title`` (case-insensitive)."""
+        hits: set[int] = set()
+        for path in paths:
+            hits.update(self._hits("path", path))
+        hits.update(self._hits("title", title or ""))
+        return [plat for i, plat in enumerate(self.platforms) if i in hits]
+
+    def _hits(self, kind: str, text: str) -> frozenset[int]:
+        """The indexes of the platforms a path (``kind`` "path") or a title matches."""
+        got: frozenset[int] | None = self._memo.get((kind, text))
+        if got is not None:
+            return got
+        if kind == "path":
+            found = frozenset(i for i, plat in enumerate(self.platforms)
+                              if any(pat in text for pat in plat.path_patterns))
+        else:
+            tags = {t.lower() for t in re.findall(r"\[([^\]]+)\]", text)}
+            found = frozenset(i for i, plat in enumerate(self.platforms)
+                              if any(t.lower() in tags for t in plat.title_tags))
+        return self._remember((kind, text), found)
 
     def words(self, lang: str) -> dict[str, str]:
         """The ``[wording]`` texts of ``lang`` by key (both languages are required per key);
@@ -234,11 +265,45 @@ def load_profile(name_or_path: str | None = None) -> Profile:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise InputError(f"profile {path}: invalid TOML: {e}") from None
-    validate_profile(raw, path)
+    stamp = _valid_stamp(text)
+    known_valid = stamp is not None and stamp.is_file()
+    validate_profile(raw, path, schema=not known_valid)
+    if stamp is not None and not known_valid:
+        _write_stamp(stamp)
     prof = _build(raw)
     prof.content_hash = hashlib.sha256(text.encode("utf-8")).hexdigest()
     _CACHE[key] = prof
     return prof
+
+
+def _valid_stamp(text: str) -> Path | None:
+    """The file that says a profile of exactly ``text`` passed the schema (under
+    :func:`prkb.paths.cache_dir`), named by the hash of the schema, the profile's text and
+    prkb's version: an edited profile, schema or prkb is checked again. The schema check
+    (jsonschema: about 60 ms of every command's start) then runs once per profile text, not
+    once per process; the checks beyond the schema run every time. None without a cache
+    folder, or when the schema cannot be read (then the check says so)."""
+    from . import __version__
+
+    folder = cache_dir()
+    try:
+        schema = (data_dir() / "profiles" / SCHEMA).read_bytes()
+    except OSError:
+        return None
+    if folder is None:
+        return None
+    key = hashlib.sha256(b"\0".join([schema, text.encode("utf-8"), __version__.encode()]))
+    return folder / "profiles-valid" / key.hexdigest()
+
+
+def _write_stamp(stamp: Path) -> None:
+    """Leave the stamp of a profile that passed the schema; without a writable cache folder,
+    nothing (the next process checks it again)."""
+    try:
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.touch()
+    except OSError:
+        pass
 
 
 def _schema_validator() -> Any:
@@ -253,11 +318,13 @@ def _where(path_parts: Any) -> str:
     return ".".join(parts).replace(".[", "[") or "(top level)"
 
 
-def validate_profile(raw: dict[str, Any], path: Path | str) -> None:
+def validate_profile(raw: dict[str, Any], path: Path | str, *, schema: bool = True) -> None:
     """Check a profile against ``data/profiles/profile.schema.json`` and the rules a schema
     cannot say (levels named elsewhere are levels of ``levels.order``; the rule module
-    exists). Raises :class:`InputError` naming the file and the key of the first problem."""
-    errors = sorted(_schema_validator().iter_errors(raw), key=lambda e: list(e.absolute_path))
+    exists). Raises :class:`InputError` naming the file and the key of the first problem.
+    ``schema=False``: the schema check is left out (this very text passed it before)."""
+    errors = [] if not schema else sorted(_schema_validator().iter_errors(raw),
+                                          key=lambda e: list(e.absolute_path))
     if errors:
         e = errors[0]
         more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""

@@ -135,3 +135,74 @@ def test_validation_reports_the_first_problem_and_counts_the_rest(tmp_path: Path
     raw["symbol"]["enum"] = 3
     with pytest.raises(InputError, match=r"levels\.order: .* \(and 1 more problems\)"):
         validate_profile(raw, "x.toml")
+
+
+def _fresh_load(path: Path) -> object:
+    """load_profile as a new process would call it (nothing parsed yet in this one)."""
+    import prkb.profile as profile_mod
+
+    profile_mod._CACHE.pop(str(path), None)
+    return load_profile(str(path))
+
+
+def test_a_profile_passes_the_schema_once_per_text(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The schema check (jsonschema, tens of milliseconds of every command's start) runs once
+    for a profile's text: a stamp in the cache folder says that very text passed. An edited
+    text is checked again, and a text that fails leaves no stamp."""
+    import prkb.profile as profile_mod
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    stamps = tmp_path / "cache" / "prkb" / "profiles-valid"
+    prof = tmp_path / "mine.toml"
+    prof.write_text(BASE, encoding="utf-8")
+    first = _fresh_load(prof)
+    assert len(list(stamps.iterdir())) == 1
+
+    calls: list[int] = []
+    real = profile_mod._schema_validator
+
+    def counted() -> object:
+        calls.append(1)
+        return real()
+
+    monkeypatch.setattr(profile_mod, "_schema_validator", counted)
+    again = _fresh_load(prof)
+    assert calls == [] and again == first  # the same text: the stamp, and the same profile
+
+    # a schema error in an edited text is found (the stamp is of the other text)
+    prof.write_text(_edit(BASE, 'enum = "AttentionCGSupport"', "enum = 3"), encoding="utf-8")
+    with pytest.raises(InputError, match=r"symbol\.enum"):
+        _fresh_load(prof)
+    assert calls == [1] and len(list(stamps.iterdir())) == 1  # no stamp for a failed text
+    # the checks beyond the schema run with a stamp too
+    prof.write_text(BASE, encoding="utf-8")
+    monkeypatch.setattr(profile_mod, "validate_profile", _no_schema_only(profile_mod))
+    with pytest.raises(InputError, match="no schema"):
+        _fresh_load(prof)
+
+
+def _no_schema_only(profile_mod: object) -> object:
+    real = profile_mod.validate_profile  # type: ignore[attr-defined]
+
+    def check(raw: dict, path: object, *, schema: bool = True) -> None:
+        if not schema:
+            raise InputError("no schema: the other checks were called")
+        real(raw, path, schema=schema)
+
+    return check
+
+
+def test_a_profile_loads_without_a_writable_cache(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """No cache folder to write (here a file stands where it would go): checked every time,
+    loaded all the same."""
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder", encoding="utf-8")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    prof = tmp_path / "mine.toml"
+    prof.write_text(BASE, encoding="utf-8")
+    assert _fresh_load(prof) == _fresh_load(prof)
+    prof.write_text(_edit(BASE, 'enum = "AttentionCGSupport"', "enum = 3"), encoding="utf-8")
+    with pytest.raises(InputError, match=r"symbol\.enum"):
+        _fresh_load(prof)
