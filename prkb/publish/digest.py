@@ -578,15 +578,20 @@ def _env(lang: str, html: bool = False) -> Any:
     built once: its filters depend only on the language. ``html``: every template escapes
     (the section's one template is rendered both ways)."""
     from ..render.formats import FORMATTERS, filters_of
-    from ..render.i18n import bytecode_cache, escaping_gettext, jinja_env, sentence_macros
-    from ..render.jinja_calls import PlainCallContext
+    from ..render.i18n import (
+        bytecode_cache,
+        escaping_gettext,
+        fast_lookups,
+        jinja_env,
+        sentence_macros,
+    )
 
     env = jinja_env(lang, autoescape=True if html else None)
     if html:
         env.bytecode_cache = bytecode_cache("escaped")
         # the i18n extension's newstyle gettext, as one plain call with cached lookups
         env.globals["gettext"] = env.globals["_"] = escaping_gettext(lang)
-    env.context_class = PlainCallContext
+    fast_lookups(env)
     formatter = DigestHtml() if html else DigestText()
     env.globals["F"] = formatter
     for name in ("open_section", "pr_ref", "date", "code", "tags"):

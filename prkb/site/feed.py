@@ -5,10 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from datetime import UTC, datetime
+from html import escape
 from typing import Any
-from xml.sax.saxutils import escape
-
-from feedgen.feed import FeedGenerator
 
 from ..dates import parse_time
 from ..profile import Profile
@@ -51,6 +49,8 @@ def atom_feed(
     title: str | None = None,
 ) -> bytes:
     """An Atom feed of PR summaries (newest first). Titles are plain text, never HTML."""
+    from feedgen.feed import FeedGenerator  # here: a build that writes no feed never loads it
+
     items = list(items)
     fg = FeedGenerator()
     fg.id(site_url(base_url or "urn:prkb:", feed_path))
@@ -87,7 +87,7 @@ def sitemap(paths: Iterable[str], base_url: str | None) -> bytes:
     for p in paths:
         url = site_url(base_url, p)
         if not _PLAIN_URL.match(url):  # the page paths the site makes need no escaping
-            url = escape(url)
+            url = escape(url, quote=False)  # &, < and >, as XML text needs
         lines.append(f"  <url><loc>{url}</loc></url>")
     lines.append("</urlset>")
     return ("\n".join(lines) + "\n").encode("utf-8")
@@ -99,6 +99,8 @@ def digest_feed(
 ) -> bytes:
     """An Atom feed of weekly digests (newest first): each entry holds the week's digest
     as sanitized HTML content and links to its page in the site."""
+    from feedgen.feed import FeedGenerator
+
     entries = list(entries)
     fg = FeedGenerator()
     fg.id(site_url(base_url or "urn:prkb:", feed_path))
