@@ -19,7 +19,12 @@ relations, Chinese and English text) into a temporary knowledge base through
   of as many pages (Markdown with front matter, one layout), to disk, as a whole process,
   run after each prkb full build (alternating: a noisy machine's drift falls on both), and
   the ratio prkb/Hugo; the mean bytes of a page of each, for what is compared. Without it
-  the Hugo line says it was skipped.
+  the Hugo line says it was skipped. With ``--hugo-same``, Hugo also builds a tree of the same
+  content as prkb's site (each PR page is that PR's report as Markdown, in both languages),
+  after each full build, with its own ratio.
+
+Whole processes run without ``PYTHONDONTWRITEBYTECODE`` (as on a user's machine, Python keeps
+the modules' bytecode between starts).
 
 Targets (issue 19): prkb/Hugo <= 1.0 for the full build, one-PR rebuild < 0.5 s, search update
 < 10 s.
@@ -175,6 +180,47 @@ def hugo_tree(root: Path, n_pages: int, seed: int = 3) -> None:
             f"- `SynthMetadataBuilder` to `UNIFORM_BATCH`\n", encoding="utf-8")
 
 
+def _reports_md(args: tuple[str, list[int]]) -> list[tuple[int, str, str]]:
+    """The Markdown reports (``prkb report --format md``) of some PRs, in both languages."""
+    from prkb.render.report import render_report
+
+    kb, numbers = args
+    profile = load_profile(None)
+    with Store(Path(kb)) as store:
+        return [(n, lang, render_report(store, n, lang=lang, fmt="md", profile=profile))
+                for n in numbers for lang in ("zh", "en")]
+
+
+def hugo_tree_same(root: Path, kb: Path, n_pages: int) -> None:
+    """A Hugo site of the same content as prkb's: each PR page is the PR's own report as
+    Markdown (what ``prkb report --format md`` prints, the text of prkb's report in HTML) in
+    both languages; as many pages again as prkb's other pages list about a hundred PRs each
+    (prkb's digest weeks and builder pages). The layout of :func:`hugo_tree`."""
+    import multiprocessing
+
+    hugo_tree(root, 0)
+    with Store(kb) as store:
+        prs = [(r[0], r[1]) for r in store.conn.execute(
+            "SELECT number, title FROM prs ORDER BY number")]
+    numbers = [n for n, _ in prs]
+    chunks = [(str(kb), numbers[i:i + 200]) for i in range(0, len(numbers), 200)]
+    for lang in ("zh", "en"):
+        (root / "content" / lang / "pr").mkdir(parents=True, exist_ok=True)
+        (root / "content" / lang / "list").mkdir(parents=True, exist_ok=True)
+    with multiprocessing.get_context("fork").Pool(os.cpu_count() or 1) as pool:
+        for got in pool.imap_unordered(_reports_md, chunks):
+            for n, lang, md in got:
+                title = json.dumps(f"#{n} report")
+                (root / "content" / lang / "pr" / f"{n}.md").write_text(
+                    f"---\ntitle: {title}\ndate: 2024-01-01\n---\n\n{md}", encoding="utf-8")
+    for i in range(max(0, n_pages - 2 * len(prs))):
+        lang = "zh" if i % 2 else "en"
+        some = prs[(i * 97) % max(1, len(prs)):][:100]
+        items = "\n".join(f"- [#{n}](/{lang}/pr/{n}/) {t}" for n, t in some)
+        (root / "content" / lang / "list" / f"{i}.md").write_text(
+            f'---\ntitle: "list {i}"\ndate: 2024-01-01\n---\n\n{items}\n', encoding="utf-8")
+
+
 def _bytes_per_page(root: Path, ext: str) -> int:
     """The mean size of the pages of a built tree (what each build writes per page)."""
     sizes = [p.stat().st_size for p in root.rglob(f"*.{ext}")]
@@ -202,6 +248,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="with --keep: use DIR/kb.sqlite as it is if it exists (no generation)")
     ap.add_argument("--hugo", default=None, metavar="PATH", help="the hugo executable")
     ap.add_argument("--no-hugo", action="store_true", help="do not run Hugo")
+    ap.add_argument("--hugo-same", action="store_true",
+                    help="also run Hugo on a tree of the same content as prkb's (each PR's "
+                         "report as Markdown), after each full build")
     args = ap.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="prkb-bench-site-")) if args.keep is None else args.keep
     work.mkdir(parents=True, exist_ok=True)
@@ -210,6 +259,9 @@ def main(argv: list[str] | None = None) -> int:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")]).rstrip(
         os.pathsep)}
+    # whole processes start as on a user's machine, where Python keeps the modules' bytecode
+    # (a shell with PYTHONDONTWRITEBYTECODE set would compile prkb again at every start)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     try:
         t = time.perf_counter()
         if args.reuse_kb and kb.exists():
@@ -226,7 +278,9 @@ def main(argv: list[str] | None = None) -> int:
         # on both)
         hugo = None if args.no_hugo else hugo_binary(args.hugo)
         tree = work / "hugo"
+        same = work / "hugo-same"
         h_walls: list[float] = []
+        s_walls: list[float] = []
         version: list[str] = []
         walls: list[float] = []
         first: dict[str, Any] = {}
@@ -247,6 +301,10 @@ def main(argv: list[str] | None = None) -> int:
                     if tree.exists():
                         shutil.rmtree(tree)
                     hugo_tree(tree, int(stats["pages"]))
+                    if args.hugo_same:
+                        if same.exists():
+                            shutil.rmtree(same)
+                        hugo_tree_same(same, kb, int(stats["pages"]))
                     version = subprocess.run([hugo, "version"], capture_output=True, text=True,
                                              check=False).stdout.split()[1:2]
             inside = stats["seconds"]["total"] - stats["seconds"].get("search", 0)
@@ -261,6 +319,15 @@ def main(argv: list[str] | None = None) -> int:
                 h_wall, _ = timed([hugo, "--quiet", "-s", str(tree), "-d", str(tree / "public")])
                 h_walls.append(h_wall)
                 print(f"  hugo run {run + 1}: {h_wall:.2f}s as a process", flush=True)
+                if args.hugo_same:
+                    if (same / "public").exists():
+                        shutil.rmtree(same / "public")
+                    os.sync()
+                    s_wall, _ = timed([hugo, "--quiet", "-s", str(same), "-d",
+                                       str(same / "public")])
+                    s_walls.append(s_wall)
+                    print(f"  hugo run {run + 1}, same content: {s_wall:.2f}s as a process",
+                          flush=True)
         pages = int(first["pages"])
         t_full = statistics.median(walls)
         ms_page = 1000 * t_full / pages
@@ -339,6 +406,14 @@ def main(argv: list[str] | None = None) -> int:
                   f"process (median of {len(h_walls)}) = {h_ms:.3f} ms/page; "
                   f"{_bytes_per_page(tree / 'public', 'html')} bytes a page of HTML; "
                   f"prkb/Hugo {ms_page / h_ms:.2f}")
+            if s_walls:
+                s_pages = sum(1 for _ in (same / "public").rglob("*.html"))
+                s_ms = 1000 * statistics.median(s_walls) / s_pages
+                print(f"hugo on the same content: {s_pages} pages in "
+                      f"{statistics.median(s_walls):.2f}s as a whole process (median of "
+                      f"{len(s_walls)}) = {s_ms:.3f} ms/page; "
+                      f"{_bytes_per_page(same / 'public', 'html')} bytes a page of HTML; "
+                      f"prkb/Hugo {ms_page / s_ms:.2f}")
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)
