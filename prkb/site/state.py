@@ -92,8 +92,9 @@ def load(out: Path) -> State:
     return State(
         salt=m.get("salt") if isinstance(m.get("salt"), str) else None,
         kb=kb if isinstance(kb, list) else None,
-        pages={p: v for p, v in pages.items()
-               if type(v) is list and len(v) == 3 and all(type(x) is str for x in v)},
+        pages={p: v for p, v in pages.items()  # (the three tests spelled out: 20,000 entries)
+               if type(v) is list and len(v) == 3 and type(v[0]) is str and type(v[1]) is str
+               and type(v[2]) is str},
         prs={k: v for k, v in prs.items()
              if type(v) is list and len(v) == 2 and type(v[0]) is str and type(v[1]) is str},
         currents={k: v for k, v in currents.items() if isinstance(v, str)},
