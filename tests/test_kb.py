@@ -152,6 +152,56 @@ def test_list_json_and_table(tmp_path):
     assert "missing-tests" in by[47144]["risk_tags"]
     table = run("--db", db, "list")
     assert table.returncode == 0 and "#47144" in table.stdout
+    # piped: a header, then one line per PR in the order of --json, its whole title on it
+    lines = table.stdout.splitlines()
+    assert len(lines) == len(rows) + 1 and lines[0].split() == [
+        "PR", "date", "title", "level", "changes", "risk", "tags"]
+    for line, row in zip(lines[1:], rows, strict=True):
+        assert line.startswith(f"#{row['number']} ") and row["title"] in line, (line, row)
+        assert row["changes"] in line and ", ".join(row["risk_tags"]) in line
+
+
+def test_list_reads_the_same_facts_as_show(tmp_path):
+    """``prkb list`` reads every PR in three queries (``Store.pr_listing``); what it says of
+    each is what ``facts_from_row`` (``prkb show``) says."""
+    from prkb.commands.kbcmds import short_changes
+
+    with Store(tmp_path / "kb.sqlite") as store:
+        import_jsonl(store, CURATED, load_profile(None))
+        listing = store.pr_listing()
+        facts = [store.facts_from_row(r) for r in store.all_prs()]
+    assert [x["ref"] for x in listing] == [f["ref"] for f in facts] and len(facts) > 3
+    for x, f in zip(listing, facts, strict=True):
+        for key in ("number", "title", "state", "created_at", "closed_at", "merged_at"):
+            assert x[key] == f[key], key
+        assert x["risk_tags"] == [t["code"] for t in f["risk_tags"]]
+        assert short_changes(x["symbol_changes"]) == short_changes(f["symbol_changes"])
+    assert any(x["symbol_changes"] for x in listing) and any(x["risk_tags"] for x in listing)
+
+
+def test_a_table_fits_a_terminal_and_folds_its_long_cells():
+    """On a terminal (a width), the widest columns narrow until a line fits and a long cell
+    folds onto more lines, columns aligned by display cells (a Chinese character is two);
+    without a width, one line a row. Control characters are made visible either way."""
+    from rich.cells import cell_len
+
+    from prkb.progress import text_table
+
+    rows = [["#1", "修复推测解码的图捕获回退，" * 4, "A: NEVER -> ALWAYS; B: ALWAYS -> NEVER"],
+            ["#22", "short", "x\x1b[31m\nred"]]
+    lines = list(text_table(["PR", "title", "changes"], rows, width=40))
+    assert all(cell_len(line) <= 40 for line in lines), lines
+    assert len(lines) > 3  # the long title folded
+    # the second column starts at the same cell on every line that has a first column
+    starts = {cell_len(line[: line.index(c)]) for line in lines for c in ("修", "short")
+              if c in line and line.startswith("#")}
+    assert starts == {5}, (starts, lines)
+    first = lines[1:next(i for i, line in enumerate(lines) if line.startswith("#22"))]
+    folded = "".join(line[5:].split("  ")[0] for line in first)
+    assert folded.replace(" ", "") == rows[0][1].replace(" ", "")  # nothing lost
+    assert "\x1b" not in "".join(lines) and "\\x1b[31m red" in "".join(lines)
+    piped = list(text_table(["PR", "title", "changes"], rows))
+    assert len(piped) == 3 and rows[0][1] in piped[1]
 
 
 def test_demo_runs_offline_from_bundled_data(tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from typing import Any
 from ..atomic import write_atomic
 from ..errors import InputError
 from ..evidence import summary as evidence_summary
-from ..progress import bar, console, json_term, safe_term, warn
+from ..progress import bar, json_term, safe_term, text_table, warn
 from . import open_store, profile_of
 
 
@@ -185,40 +186,30 @@ def short_changes(changes: list[dict[str, Any]]) -> str:
 
 def cmd_list(args: argparse.Namespace) -> int:
     with open_store(args) as store:
-        rows = [store.facts_from_row(r) for r in store.all_prs()]
+        rows = store.pr_listing()
+    listing = [
+        {
+            "number": f["number"],
+            "ref": f["ref"],
+            "date": (f["merged_at"] or f["closed_at"] or f["created_at"] or "")[:10],
+            "title": f["title"],
+            "state": f["state"],
+            "changes": short_changes(f["symbol_changes"]),
+            "risk_tags": f["risk_tags"],
+        }
+        for f in rows
+    ]
     if args.json:
-        listing = [
-            {
-                "number": f["number"],
-                "ref": f["ref"],
-                "date": (f["merged_at"] or f["closed_at"] or f["created_at"] or "")[:10],
-                "title": f["title"],
-                "state": f["state"],
-                "changes": short_changes(f["symbol_changes"]),
-                "risk_tags": [t["code"] for t in f["risk_tags"]],
-            }
-            for f in rows
-        ]
         print(json_term(json.dumps(listing, ensure_ascii=False, indent=1)))
         return 0
-    from rich.table import Table
-
-    table = Table(show_lines=False, box=None, pad_edge=False)
-    for col in ("PR", "date", "title", "level changes", "risk tags"):
-        table.add_column(col, overflow="fold")
-    for f in rows:
-        table.add_row(
-            f"#{f['number']}" if f["number"] else f["ref"][4:16],
-            (f["merged_at"] or f["closed_at"] or f["created_at"] or "")[:10],
-            safe_term(f["title"]),
-            safe_term(short_changes(f["symbol_changes"])),
-            ", ".join(t["code"] for t in f["risk_tags"]),
-        )
-    console().file = sys.stdout
-    try:
-        console().print(table, markup=False)
-    finally:
-        console().file = sys.stderr
+    # on a terminal the table fits its width (long cells fold); piped, one line per PR
+    width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+    lines = text_table(
+        ["PR", "date", "title", "level changes", "risk tags"],
+        [[f"#{x['number']}" if x["number"] else x["ref"][4:16], x["date"], x["title"],
+          x["changes"], ", ".join(x["risk_tags"])] for x in listing],
+        width=width)
+    sys.stdout.write("".join(line + "\n" for line in lines))
     return 0
 
 

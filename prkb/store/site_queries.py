@@ -73,6 +73,32 @@ class SiteQueries(StoreBase):
             f"{sql} WHERE {clause}{order}",
             (json.dumps(list(keys)),) * clause.count("json_each")))
 
+    def pr_listing(self) -> list[dict[str, object]]:
+        """Every PR as ``prkb list`` shows it, newest first (the order of ``all_prs``): number,
+        ref, title, state, created/closed/merged times, its declaration changes (class,
+        before, after, direction, in the PR's order) and its risk tag codes. Three reads in
+        one snapshot, however many PRs (``facts_from_row`` per PR: five reads each)."""
+        changes: dict[int, list[dict[str, object]]] = {}
+        tags: dict[int, list[str]] = {}
+        with self.read_snapshot():
+            for pr_id, cls, before, after, direction in self._tuples(
+                    "SELECT pr_id, class_name, before, after, direction FROM symbol_changes"
+                    " ORDER BY pr_id, seq"):
+                changes.setdefault(cast(int, pr_id), []).append(
+                    {"class": cls, "before": before, "after": after, "direction": direction})
+            for pr_id, code in self._tuples("SELECT pr_id, code FROM risk_tags ORDER BY rowid"):
+                tags.setdefault(cast(int, pr_id), []).append(cast(str, code))
+            rows = list(self._tuples(
+                "SELECT id, number, ref, title, state, created_at, closed_at, merged_at FROM prs"
+                " ORDER BY COALESCE(merged_at, closed_at, created_at, '') DESC, number DESC"))
+        return [
+            {"number": number, "ref": ref, "title": title, "state": state,
+             "created_at": created, "closed_at": closed, "merged_at": merged,
+             "symbol_changes": changes.get(cast(int, pr_id), []),
+             "risk_tags": tags.get(cast(int, pr_id), [])}
+            for pr_id, number, ref, title, state, created, closed, merged in rows
+        ]
+
     def site_prs(self, ids: Collection[int] | None = None) -> Iterator[SitePrRow]:
         """Every PR record (no body, patches or raw record), unordered; see :data:`SitePrRow`.
         ``ids``: only those PRs (the ``ids`` arguments below likewise)."""
