@@ -549,6 +549,20 @@ class StoreBase:
             "number DESC"
         ).fetchall()
 
+    @contextmanager
+    def read_snapshot(self) -> Iterator[None]:
+        """One read transaction: every read inside sees the same state of the file (WAL: a
+        consistent snapshot while collectors may write). Inside a transaction already, the
+        reads join it."""
+        if self.conn.in_transaction:
+            yield
+            return
+        self.conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self.conn.execute("COMMIT")
+
     # --- change journal -------------------------------------------------------------------
 
     def change_cursor(self) -> tuple[int, str]:

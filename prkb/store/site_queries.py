@@ -3,16 +3,16 @@
 The SQL of this concern lives here and nowhere else; the rest of prkb calls these methods.
 
 The site's gather stage reads every table once, in one read transaction
-(:meth:`SiteQueries.read_snapshot`); its readers are bulk readers that must stay fast, so they
-return plain tuples (no ``sqlite3.Row``, several times cheaper to unpack), in the column order
-their type alias names, streamed from the cursor rather than collected into a list.
+(:meth:`prkb.store.core.StoreBase.read_snapshot`); its readers are bulk readers that must stay
+fast, so they return plain tuples (no ``sqlite3.Row``, several times cheaper to unpack), in
+the column order their type alias names, streamed from the cursor rather than collected into a
+list.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Collection, Iterator
-from contextlib import contextmanager
 from typing import cast
 
 from .core import StoreBase
@@ -36,20 +36,6 @@ SiteRelationRow = tuple[str, str, str, str, float, str]
 class SiteQueries(StoreBase):
     """SQL of the site concern, mixed into :class:`prkb.store.Store`."""
 
-    @contextmanager
-    def read_snapshot(self) -> Iterator[None]:
-        """One read transaction: every read inside sees the same state of the file (WAL: a
-        consistent snapshot while collectors may write). Inside a transaction already, the
-        reads join it."""
-        if self.conn.in_transaction:
-            yield
-            return
-        self.conn.execute("BEGIN")
-        try:
-            yield
-        finally:
-            self.conn.execute("COMMIT")
-
     def reconnect(self) -> None:
         """Replace this object's connection with a new one to the same file: a SQLite
         connection must not cross a fork (a forked site renderer calls this first)."""
@@ -72,32 +58,6 @@ class SiteQueries(StoreBase):
         return cast(Iterator[tuple[object, ...]], cur.execute(
             f"{sql} WHERE {clause}{order}",
             (json.dumps(list(keys)),) * clause.count("json_each")))
-
-    def pr_listing(self) -> list[dict[str, object]]:
-        """Every PR as ``prkb list`` shows it, newest first (the order of ``all_prs``): number,
-        ref, title, state, created/closed/merged times, its declaration changes (class,
-        before, after, direction, in the PR's order) and its risk tag codes. Three reads in
-        one snapshot, however many PRs (``facts_from_row`` per PR: five reads each)."""
-        changes: dict[int, list[dict[str, object]]] = {}
-        tags: dict[int, list[str]] = {}
-        with self.read_snapshot():
-            for pr_id, cls, before, after, direction in self._tuples(
-                    "SELECT pr_id, class_name, before, after, direction FROM symbol_changes"
-                    " ORDER BY pr_id, seq"):
-                changes.setdefault(cast(int, pr_id), []).append(
-                    {"class": cls, "before": before, "after": after, "direction": direction})
-            for pr_id, code in self._tuples("SELECT pr_id, code FROM risk_tags ORDER BY rowid"):
-                tags.setdefault(cast(int, pr_id), []).append(cast(str, code))
-            rows = list(self._tuples(
-                "SELECT id, number, ref, title, state, created_at, closed_at, merged_at FROM prs"
-                " ORDER BY COALESCE(merged_at, closed_at, created_at, '') DESC, number DESC"))
-        return [
-            {"number": number, "ref": ref, "title": title, "state": state,
-             "created_at": created, "closed_at": closed, "merged_at": merged,
-             "symbol_changes": changes.get(cast(int, pr_id), []),
-             "risk_tags": tags.get(cast(int, pr_id), [])}
-            for pr_id, number, ref, title, state, created, closed, merged in rows
-        ]
 
     def site_prs(self, ids: Collection[int] | None = None) -> Iterator[SitePrRow]:
         """Every PR record (no body, patches or raw record), unordered; see :data:`SitePrRow`.
