@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -78,20 +79,19 @@ def warn(msg: str, *, quiet: bool = False) -> None:
 _BIDI_CONTROLS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f"
 
 
+# what a terminal must not get raw: C0 controls but newline and tab, DEL, C1, bidi controls
+_CONTROLS = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI_CONTROLS}]")
+
+
+def _visible(m: re.Match[str]) -> str:
+    o = ord(m.group())
+    return f"\\u{o:04x}" if o > 0xFF else f"\\x{o:02x}"
+
+
 def safe_term(text: str) -> str:
-    """Text with control characters made visible, so no escape sequence reaches a terminal."""
-    out = []
-    for ch in text:
-        o = ord(ch)
-        if ch in "\n\t":
-            out.append(ch)
-        elif o < 32 or o == 127 or 0x80 <= o < 0xA0:
-            out.append(f"\\x{o:02x}")
-        elif ch in _BIDI_CONTROLS:
-            out.append(f"\\u{o:04x}")
-        else:
-            out.append(ch)
-    return "".join(out)
+    """Text with control characters made visible, so no escape sequence reaches a terminal
+    (``\\x1b``, ``\\u202e``); newlines and tabs are kept."""
+    return _CONTROLS.sub(_visible, text)
 
 
 def json_term(text: str) -> str:
@@ -101,10 +101,10 @@ def json_term(text: str) -> str:
     overrides would reach a terminal raw. Such characters occur only inside JSON strings,
     where the escape denotes the same value, so the output parses to the same data.
     """
-    return "".join(
-        f"\\u{ord(ch):04x}" if 0x7F <= ord(ch) < 0xA0 or ch in _BIDI_CONTROLS else ch
-        for ch in text
-    )
+    return _JSON_CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+_JSON_CONTROLS = re.compile(f"[\x7f-\x9f{_BIDI_CONTROLS}]")
 
 
 
