@@ -36,6 +36,7 @@ from ..store import Store, canonical_json
 from . import links as site_links
 from . import state as site_state
 from .feed import sitemap
+from .fragments import FragmentCache
 from .gather import SiteData
 from .gather import gather as gather_data
 from .output import OutputTree, Trash
@@ -206,7 +207,7 @@ def gather(b: Build) -> None:
         if b.patch and b.changed is not None and b.old.model:
             # a few PRs changed only what is shown of them: read and plan those pages only
             job = PatchJob(b.store, b.profile, b.langs, b.base_url, b.report_html,
-                           b.search_on, b.old, b.changed)
+                           b.search_on, b.old, b.changed, FragmentCache(b.salt, read=True))
             b.patched = patch_plan(job, b.tree.previous_model(b.old.model))
         # a patched build writes its few files in place; any other build links the previous
         # pages into its new tree, in a child process, while it reads and plans
@@ -226,9 +227,10 @@ def plan(b: Build) -> None:
     else:
         currents = current_hashes(b.data)
         known = site_state.unchanged_hashes(b.data, b.old, b.changed, currents)
+        # a full plan renders every fragment (and keeps it for the next one-PR rebuild)
         b.plan = plan_pages(b.store, b.data, b.profile, b.langs, base_url=b.base_url,
                             report_html=b.report_html, known=known, currents=currents,
-                            search=b.search_on)
+                            search=b.search_on, fragments=FragmentCache(b.salt, read=False))
     b.new = State(salt=b.salt, kb=list(b.cursor), currents=b.plan.currents,
                   prs={str(k): list(v) for k, v in b.plan.pr_hashes.items()})
     b.lap("plan")

@@ -22,6 +22,7 @@ from typing import Any
 
 from ..profile import Profile
 from ..store import Store
+from .fragments import FragmentCache
 from .gather import SiteData
 from .page import Page
 from .safe import site_safe
@@ -166,6 +167,7 @@ def digest_pages(
     pr_hash: dict[int, str],
     fixed: dict[str, dict[str, Any]],
     whole: Any = None,
+    fragments: FragmentCache | None = None,
 ) -> DigestPlan:
     """The digest pages of every language and their feeds.
 
@@ -205,7 +207,8 @@ def digest_pages(
     def feeds() -> list[Page]:
         return [
             Page(feed_path(lang), "", {**common, "h": [hashes[r["key"]] for r in newest]},
-                 partial(_feed_context, week_data, newest, lang, common.get("base")),
+                 partial(_feed_context, week_data, newest, lang, common.get("base"),
+                         [hashes[r["key"]] for r in newest], fragments),
                  lang=None, kind="bytes")
             for lang in langs
         ]
@@ -238,15 +241,28 @@ def _week_context(
 
 
 def _feed_context(
-    weeks: WeekData, rows: Iterable[dict[str, Any]], lang: str, base_url: str | None,
+    weeks: WeekData, rows: list[dict[str, Any]], lang: str, base_url: str | None,
+    hashes: list[str] | None = None, fragments: FragmentCache | None = None,
 ) -> dict[str, Any]:
+    """The feed of the newest weeks; ``hashes``: each row's week hash, by which ``fragments``
+    keeps its rendered entry (a week the previous build rendered is read, not rendered)."""
     from ..publish.digest import digest_title, week_period
     from .feed import digest_feed, feed_title
 
+    def html(row: dict[str, Any], week_hash: str | None) -> str:
+        if fragments is None or week_hash is None:
+            return week_fragment(weeks, row["key"], lang, frozenset(), base_url, in_site=False)
+        key = fragments.key("digest-feed-entry", lang, row["key"], week_hash)
+        got = fragments.get(key)
+        if got is None:
+            got = week_fragment(weeks, row["key"], lang, frozenset(), base_url, in_site=False)
+            fragments.put(key, got)
+        return got
+
     entries = [
         {**row, "title": digest_title(week_period(row["key"]), lang, weeks.profile),
-         "html": week_fragment(weeks, row["key"], lang, frozenset(), base_url, in_site=False)}
-        for row in rows
+         "html": html(row, hashes[n] if hashes is not None else None)}
+        for n, row in enumerate(rows)
     ]
     return {"body": digest_feed(entries, lang=lang, base_url=base_url,
                                 feed_path=feed_path(lang),

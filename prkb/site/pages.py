@@ -27,6 +27,7 @@ from . import search as site_search
 from . import svg as site_svg
 from .digest_pages import digest_pages
 from .feed import atom_feed, feed_title
+from .fragments import FragmentCache
 from .gather import SiteData
 from .page import Page
 
@@ -109,6 +110,7 @@ def plan_pages(
     currents: dict[str, str] | None = None,
     search: bool = True,
     whole: Whole | None = None,
+    fragments: FragmentCache | None = None,
 ) -> Plan:
     """Every page of the site, in write order.
 
@@ -121,7 +123,8 @@ def plan_pages(
     ``whole``: ``data`` is a partial read (the one-PR rebuild, :mod:`prkb.site.patch`); what
     only the whole site can tell comes from there, and the caller keeps only the pages the
     read covers. Without it, the plan's :attr:`Plan.model` is what a partial read of the next
-    build needs.
+    build needs. ``fragments``: where the digest feeds keep each week's rendered entry
+    (:mod:`prkb.site.fragments`).
     """
     known = known or {}
     pages: list[Page] = []
@@ -279,7 +282,7 @@ def plan_pages(
             ))
     digests = digest_pages(store, data, profile, langs, common,
                            own_hashes if whole is None else {**whole.own, **own_hashes},
-                           fixed_by_lang, whole)
+                           fixed_by_lang, whole, fragments)
     pages.extend(digests.pages)
     feed_lang = "en" if "en" in langs else langs[-1]
     pages.append(Page(

@@ -31,6 +31,7 @@ from typing import Any
 
 from ..profile import Profile
 from ..store import Store
+from .fragments import FragmentCache
 from .gather import gather
 from .pages import GRAPH_PART_PRS, HOME_ROWS, Plan, Whole, current_hashes, place_hash, plan_pages
 from .state import State, unchanged_hashes
@@ -55,6 +56,7 @@ class PatchJob:
     search_on: bool
     old: State
     changed: dict[str, set[str]] | None
+    fragments: FragmentCache | None = None  # kept fragments this build may read
 
 
 def patch_plan(b: PatchJob, model: dict[str, Any] | None) -> Plan | None:
@@ -111,7 +113,7 @@ def _patch_plan(b: PatchJob, model: dict[str, Any] | None) -> Plan | None:
     known = unchanged_hashes(data, old, changed, currents)
     plan = plan_pages(b.store, data, b.profile, b.langs, base_url=b.base_url,
                       report_html=b.report_html, known=known, currents=currents,
-                      search=b.search_on, whole=whole)
+                      search=b.search_on, whole=whole, fragments=b.fragments)
     covered = _covered(model, ids, data, b.langs)
     # a PR page of the read is whole: its hash is the previous build's (unchanged) or made
     # from all it shows (the read holds the PRs at the other end of its relations)
