@@ -157,3 +157,25 @@ def test_the_cache_folder_is_trimmed_to_its_newest_files(
         os.utime(tmp_path / "f" / f"{key}.html", ns=(i * 10**9, i * 10**9))
     # the eleventh put went past the limit: the older files went, down to half of it
     assert sorted(os.listdir(tmp_path / "f")) == sorted(f"{k}.html" for k in keys[-5:])
+
+
+def test_a_failed_write_of_the_cache_fails_no_build(
+    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cache folder that cannot be written (a full disk, a read-only folder: write_atomic
+    says so with an InputError) leaves the build as it would be without a cache."""
+    from prkb.errors import InputError
+
+    def full(path: Path, data: object) -> None:
+        raise InputError(f"cannot write {path}: No space left on device")
+
+    monkeypatch.setattr(site_fragments, "write_atomic", full)
+    out, fresh = tmp_path / "site", tmp_path / "fresh"
+    with make_kb(tmp_path / "kb.sqlite") as store:
+        _add_weeks(store)
+        build_site(store, out, PROFILE, search=False)
+        _retitle_newest(store, "Retitled on a full disk")
+        assert build_site(store, out, PROFILE, search=False).patched
+        assert "Retitled on a full disk" in (out / "digest-en.xml").read_text(encoding="utf-8")
+        assert not cache.exists() or os.listdir(cache) == []
+        assert_same_as_fresh(store, out, fresh)

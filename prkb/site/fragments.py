@@ -24,6 +24,7 @@ import os
 from pathlib import Path
 
 from ..atomic import write_atomic
+from ..errors import PrkbError
 from ..paths import cache_dir
 
 LIMIT = 2000  # files kept; about 50-100 KB each at 10,000 PRs
@@ -62,7 +63,7 @@ class FragmentCache:
             write_atomic(self.folder / f"{key}.html", text.encode("utf-8"))
             if len(os.listdir(self.folder)) > LIMIT:
                 self._trim()
-        except (OSError, ValueError):
+        except (OSError, ValueError, PrkbError):  # write_atomic says InputError (disk full...)
             return
 
     def _trim(self) -> None:
