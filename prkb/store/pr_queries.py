@@ -9,14 +9,14 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, cast
 
 from ..errors import NotFound
 from ..evidence import loads as evidence_items
 from ..glossary import risk_tag
 from ..models import Finding, KbSummary, StoredPr, SymbolChange
-from .core import StoreBase
+from .core import NEWEST_FIRST, StoreBase
 
 # the columns of ``prs`` that ingest writes, in order (see :meth:`PrQueries.write_pr_row`)
 PR_COLUMNS = (
@@ -306,16 +306,16 @@ class PrQueries(StoreBase):
         changes: dict[int, list[dict[str, object]]] = {}
         tags: dict[int, list[str]] = {}
         with self.read_snapshot():
-            for pr_id, cls, before, after, direction in self._plain(
+            for pr_id, cls, before, after, direction in self._tuples(
                     "SELECT pr_id, class_name, before, after, direction FROM symbol_changes"
                     " ORDER BY pr_id, seq"):
                 changes.setdefault(cast(int, pr_id), []).append(
                     {"class": cls, "before": before, "after": after, "direction": direction})
-            for pr_id, code in self._plain("SELECT pr_id, code FROM risk_tags ORDER BY rowid"):
+            for pr_id, code in self._tuples("SELECT pr_id, code FROM risk_tags ORDER BY rowid"):
                 tags.setdefault(cast(int, pr_id), []).append(cast(str, code))
-            rows = list(self._plain(
+            rows = list(self._tuples(
                 "SELECT id, number, ref, title, state, created_at, closed_at, merged_at FROM prs"
-                " ORDER BY COALESCE(merged_at, closed_at, created_at, '') DESC, number DESC"))
+                f" ORDER BY {NEWEST_FIRST}"))
         return [
             {"number": number, "ref": ref, "title": title, "state": state,
              "created_at": created, "closed_at": closed, "merged_at": merged,
@@ -323,12 +323,6 @@ class PrQueries(StoreBase):
              "risk_tags": tags.get(cast(int, pr_id), [])}
             for pr_id, number, ref, title, state, created, closed, merged in rows
         ]
-
-    def _plain(self, sql: str) -> Iterator[tuple[Any, ...]]:
-        """The rows of ``sql`` as plain tuples (cheaper than ``sqlite3.Row`` by the thousand)."""
-        cur = self.conn.cursor()
-        cur.row_factory = None
-        return cast(Iterator[tuple[Any, ...]], cur.execute(sql))
 
     def facts_from_row(self, row: sqlite3.Row) -> dict[str, Any]:
         """The facts (``prkb show --json`` shape) of one ``prs`` row."""

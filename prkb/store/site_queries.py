@@ -41,11 +41,6 @@ class SiteQueries(StoreBase):
         connection must not cross a fork (a forked site renderer calls this first)."""
         self.conn = type(self)(self.path).conn
 
-    def _tuples(self, sql: str) -> Iterator[tuple[object, ...]]:
-        cur = self.conn.cursor()
-        cur.row_factory = None  # plain tuples: several times cheaper than sqlite3.Row by name
-        return cast(Iterator[tuple[object, ...]], cur.execute(sql))
-
     def _filtered(self, sql: str, where: str, keys: Collection[object] | None,
                   order: str = "") -> Iterator[tuple[object, ...]]:
         """``sql`` for every row, or (``keys`` given) for the rows ``where`` names: its ``?``
