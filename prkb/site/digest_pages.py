@@ -242,27 +242,30 @@ def _week_context(
 
 def _feed_context(
     weeks: WeekData, rows: list[dict[str, Any]], lang: str, base_url: str | None,
-    hashes: list[str] | None = None, fragments: FragmentCache | None = None,
+    hashes: list[str], fragments: FragmentCache | None,
 ) -> dict[str, Any]:
     """The feed of the newest weeks; ``hashes``: each row's week hash, by which ``fragments``
     keeps its rendered entry (a week the previous build rendered is read, not rendered)."""
     from ..publish.digest import digest_title, week_period
     from .feed import digest_feed, feed_title
 
-    def html(row: dict[str, Any], week_hash: str | None) -> str:
-        if fragments is None or week_hash is None:
-            return week_fragment(weeks, row["key"], lang, frozenset(), base_url, in_site=False)
+    def render(row: dict[str, Any]) -> str:
+        return week_fragment(weeks, row["key"], lang, frozenset(), base_url, in_site=False)
+
+    def html(row: dict[str, Any], week_hash: str) -> str:
+        if fragments is None:
+            return render(row)
         key = fragments.key("digest-feed-entry", lang, row["key"], week_hash)
         got = fragments.get(key)
         if got is None:
-            got = week_fragment(weeks, row["key"], lang, frozenset(), base_url, in_site=False)
+            got = render(row)
             fragments.put(key, got)
         return got
 
     entries = [
         {**row, "title": digest_title(week_period(row["key"]), lang, weeks.profile),
-         "html": html(row, hashes[n] if hashes is not None else None)}
-        for n, row in enumerate(rows)
+         "html": html(row, week_hash)}
+        for row, week_hash in zip(rows, hashes, strict=True)
     ]
     return {"body": digest_feed(entries, lang=lang, base_url=base_url,
                                 feed_path=feed_path(lang),

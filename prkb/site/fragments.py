@@ -35,9 +35,10 @@ class FragmentCache:
     build renders every fragment and keeps it)."""
 
     def __init__(self, salt: str, *, read: bool, folder: Path | None = None) -> None:
-        base = cache_dir() if folder is None else folder
-        self.folder = None if base is None else (base / "site-fragments"
-                                                 if folder is None else base)
+        if folder is None:  # prkb's cache folder, when there is one
+            base = cache_dir()
+            folder = None if base is None else base / "site-fragments"
+        self.folder = folder
         self.salt = salt
         self.read = read
 
