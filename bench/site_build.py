@@ -344,38 +344,46 @@ def main(argv: list[str] | None = None) -> int:
             with Store(kb) as store:
                 build_site(store, out, profile, search=True)
         os.sync()
-        t_incs: list[float] = []
-        t_search: list[float] = []
         trash = Trash()
-        with Store(kb) as store:
-            rng = random.Random(7)
-            rec = synthetic_record(args.n // 2, args.n, rng, {})
+
+        def edited(store: Store, rec: dict[str, Any], offset: int,
+                   what: str) -> tuple[list[float], list[float]]:
+            """``--edits`` edits of ``rec``'s title, the site built again in this process after
+            each: the times in process and of the search update (updated_at: ``stamp`` plus
+            ``offset`` seconds, then one more each time)."""
             title = rec["title"]
-            rec["number"] = 20000 + args.n // 2
-            # newer than anything stored, also when the knowledge base is reused
-            newest = store.conn.execute("SELECT max(updated_at) FROM prs").fetchone()[0]
-            later = datetime.fromisoformat(newest.replace("Z", "+00:00")) + timedelta(days=1)
-            stamp = max(later, datetime.now(UTC))
+            builds: list[float] = []
+            searches: list[float] = []
             for k in range(max(1, args.edits)):
                 rec["title"] = f"{title} (edited {time.time_ns()})"
-                rec["updated_at"] = (stamp + timedelta(seconds=k)).strftime("%Y-%m-%dT%H:%M:%SZ")
+                rec["updated_at"] = (stamp + timedelta(seconds=offset + k)).strftime(
+                    "%Y-%m-%dT%H:%M:%SZ")
                 ingest(store, rec, profile)
                 inc = build_site(store, out, profile, search=not args.no_search, trash=trash)
                 # the previous build's files (its search index) are deleted by a detached
                 # process the build does not wait for; edits minutes apart never overlap it
                 for proc in trash.removing:
                     proc.wait()
-                t_incs.append(inc.seconds["total"] - inc.seconds.get("search", 0.0))
-                t_search.append(inc.seconds.get("search", 0.0))
-                print(f"  one-PR rebuild {k + 1}: {inc.rendered} pages rendered, {inc.reused} "
-                      f"unchanged, {t_incs[-1]:.3f}s in process"
+                builds.append(inc.seconds["total"] - inc.seconds.get("search", 0.0))
+                searches.append(inc.seconds.get("search", 0.0))
+                print(f"  {what} {k + 1}: {inc.rendered} pages rendered, {inc.reused} "
+                      f"unchanged, {builds[-1]:.3f}s in process"
                       + ("" if args.no_search else
-                         f", search update {t_search[-1]:.2f}s ({inc.search_shards} shards)")
+                         f", search update {searches[-1]:.2f}s ({inc.search_shards} shards)")
                       + f"; planned from a partial read: {inc.patched}; stages: "
                       + ", ".join(f"{name} {v:.3f}" for name, v in inc.seconds.items()),
                       flush=True)
-            rec["updated_at"] = (stamp + timedelta(seconds=args.edits)).strftime(
-                "%Y-%m-%dT%H:%M:%SZ")
+            return builds, searches
+
+        with Store(kb) as store:
+            rng = random.Random(7)
+            rec = synthetic_record(args.n // 2, args.n, rng, {})
+            rec["number"] = 20000 + args.n // 2
+            # newer than anything stored, also when the knowledge base is reused
+            newest = store.conn.execute("SELECT max(updated_at) FROM prs").fetchone()[0]
+            later = datetime.fromisoformat(newest.replace("Z", "+00:00")) + timedelta(days=1)
+            stamp = max(later, datetime.now(UTC))
+            t_incs, t_search = edited(store, rec, 0, "one-PR rebuild")
         t_inc = statistics.median(t_incs)
         print(f"one-PR rebuild: {t_inc:.3f}s in process, median of {len(t_incs)} "
               f"(target < 0.5 s); ratio to the full build {t_inc / t_full:.3f}")
@@ -387,23 +395,10 @@ def main(argv: list[str] | None = None) -> int:
         # --- the newest PR changed (the edit of a PR most often made: a new comment or label
         # on a recent PR); its week is in the digest feeds, whose other weeks' entries the
         # build reads from prkb.site.fragments instead of rendering them
-        t_news: list[float] = []
         with Store(kb) as store:
             number = store.conn.execute("SELECT max(number) FROM prs").fetchone()[0]
-            newest_rec = store.raw_record(store.pr_row(number))
-            base_title = newest_rec["title"]
-            for k in range(max(1, args.edits)):
-                newest_rec["title"] = f"{base_title} (edited {time.time_ns()})"
-                newest_rec["updated_at"] = (stamp + timedelta(seconds=100 + k)).strftime(
-                    "%Y-%m-%dT%H:%M:%SZ")
-                ingest(store, newest_rec, profile)
-                inc = build_site(store, out, profile, search=not args.no_search, trash=trash)
-                for proc in trash.removing:
-                    proc.wait()
-                t_news.append(inc.seconds["total"] - inc.seconds.get("search", 0.0))
-                print(f"  one-PR rebuild of the newest PR {k + 1}: {inc.rendered} pages rendered,"
-                      f" {t_news[-1]:.3f}s in process; planned from a partial read: "
-                      f"{inc.patched}; render {inc.seconds.get('render', 0.0):.3f}", flush=True)
+            t_news, _ = edited(store, store.raw_record(store.pr_row(number)), 100,
+                               "one-PR rebuild of the newest PR")
         print(f"one-PR rebuild of the newest PR (#{number}): {statistics.median(t_news):.3f}s in "
               f"process, median of {len(t_news)} (target < 0.5 s)")
         # the same rebuild as a whole process (nothing changed since: one more edit), with the
