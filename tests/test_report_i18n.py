@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import jinja2
 import pytest
@@ -155,3 +157,84 @@ def test_compiled_catalog_is_named_by_the_catalog_text():
     a, b = compiled_catalog_path("zh", b"x"), compiled_catalog_path("zh", b"y")
     assert a is not None and b is not None and a != b
     assert a == compiled_catalog_path("zh", b"x") and a.suffix == ".mo"
+
+
+@pytest.fixture
+def language_caches(tmp_path: Path) -> Iterator[Path]:
+    """A new folder for Jinja's bytecode cache files (the per-user temp folder), with the
+    cached environments and keys made afresh before and after the test."""
+    import tempfile
+
+    from prkb.render import i18n, report
+
+    def clear() -> None:
+        for cached in (i18n.bytecode_cache, i18n.language_key, report._report_env):
+            cached.cache_clear()
+
+    old = tempfile.tempdir
+    tempfile.tempdir = str(tmp_path)
+    clear()
+    try:
+        yield tmp_path
+    finally:
+        tempfile.tempdir = old
+        clear()
+
+
+def test_compiled_templates_keep_each_language_apart(language_caches: Path) -> None:
+    """Messages without variables are compiled into the templates as text
+    (i18n.ConstantMessages): Chinese and English environments that share a folder of
+    bytecode cache files each get their own language, when they compile the templates and
+    when they read them back from those files."""
+    from prkb.site.render import escaping_env
+
+    want = {"zh": ("时间线", "Timeline"), "en": ("Timeline", "时间线")}
+    for round_ in ("compiled", "read from the cache files"):
+        for lang, (said, other) in want.items():
+            env = escaping_env(lang, "site/x.html")
+            text = env.get_template("site/base.html").render(
+                lang_code=lang, csp="", assets="", here="", root="", page_lang=lang, active="",
+                switch=[])
+            assert f">{said}</a>" in text and f">{other}</a>" not in text, (round_, lang)
+        assert len(list(language_caches.rglob("*.cache"))) >= 2, round_
+
+
+def test_a_report_says_the_same_with_messages_compiled_in(bundled: Any) -> None:
+    """Every bundled PR's report in each language and format, rendered with messages
+    compiled into the template, equals the same template compiled without ConstantMessages
+    (each message looked up when it renders)."""
+    from prkb.render import report
+    from prkb.render.i18n import ConstantMessages
+
+    numbers = [r[0] for r in bundled.conn.execute("SELECT number FROM prs WHERE number "
+                                                   "IS NOT NULL ORDER BY number")]
+    assert len(numbers) >= 5
+    for lang in ("zh", "en"):
+        ctxs = [report.report_context(bundled, n, lang) for n in numbers]
+        for fmt in ("md", "txt", "html"):
+            env = report._report_env(lang, fmt)
+            assert any(isinstance(x, ConstantMessages) for x in env.extensions.values())
+            plain = env.overlay()
+            plain.extensions = {k: x for k, x in env.extensions.items()
+                                if not isinstance(x, ConstantMessages)}
+            src = env.loader.get_source(env, report.REPORT)[0]  # type: ignore[union-attr]
+            assert '{{ _("' in src
+            unfolded = plain.from_string(src)  # from_string: no bytecode cache
+            for n, ctx in zip(numbers, ctxs, strict=True):
+                folded = env.get_template(report.REPORT).render(ctx)
+                assert folded == unfolded.render(ctx), (n, lang, fmt)
+
+
+def test_an_edited_catalog_compiles_the_templates_again(
+        language_caches: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bytecode cache files are named by the catalog's and glossary's text: another
+    text, other files (the messages compiled in are never a stale catalog's)."""
+    from prkb.render import i18n
+
+    first = i18n.language_key("en")
+    assert first == i18n.language_key("en") and first != i18n.language_key("zh")
+    edited = language_caches / "prkb.po"
+    edited.write_bytes(i18n.catalog_path("en").read_bytes() + b"\n# edited\n")
+    monkeypatch.setattr(i18n, "catalog_path", lambda lang: edited)
+    i18n.language_key.cache_clear()
+    assert i18n.language_key("en") != first

@@ -488,3 +488,18 @@ def test_feed_and_chart_times_use_the_one_date_parser() -> None:
     assert "2024-01-05T10:00:00+00:00" in feed and "1970" not in feed
     assert ts("2024-01-05T10:00:00z") == ts(" 2024-01-05T10:00:00Z ") == 1704448800.0
     assert ts("2024-01-05T12:00:00+02:00") == 1704448800.0
+
+
+def test_home_page_counts_are_labelled_in_the_page_language(built: tuple[Path, Any]) -> None:
+    """The home page's counts of raised and lowered PRs name the direction in the page's
+    language. Jinja computes ``'raised' | label('directions')`` when it compiles the
+    template; the Chinese and English compiled templates once shared one bytecode cache
+    file, so the language compiled second (English) showed the first one's labels."""
+    site, _ = built
+    labels = {lang: re.findall(r'<span class="lbl">([^<]*)</span>',
+                               (site / lang / "index.html").read_text(encoding="utf-8"))
+              for lang in ("zh", "en")}
+    assert "raised" in labels["en"] and "lowered" in labels["en"], labels["en"]
+    assert "提升" in labels["zh"] and "降低" in labels["zh"], labels["zh"]
+    # no label of the English home page is Chinese
+    assert not any(re.search("[\u3400-\u9fff]", x) for x in labels["en"]), labels["en"]

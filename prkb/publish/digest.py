@@ -579,7 +579,7 @@ def _env(lang: str, html: bool = False) -> Any:
     (the section's one template is rendered both ways)."""
     from ..render.formats import FORMATTERS, filters_of
     from ..render.i18n import (
-        bytecode_cache,
+        constant_messages,
         escaping_gettext,
         fast_lookups,
         jinja_env,
@@ -588,9 +588,10 @@ def _env(lang: str, html: bool = False) -> Any:
 
     env = jinja_env(lang, autoescape=True if html else None)
     if html:
-        env.bytecode_cache = bytecode_cache("escaped")
-        # the i18n extension's newstyle gettext, as one plain call with cached lookups
+        # the i18n extension's newstyle gettext, as one plain call with cached lookups; its
+        # messages without variables compiled in as text
         env.globals["gettext"] = env.globals["_"] = escaping_gettext(lang)
+        constant_messages(env, "escaped", lang)
     fast_lookups(env)
     formatter = DigestHtml() if html else DigestText()
     env.globals["F"] = formatter

@@ -24,6 +24,7 @@ from typing import Any
 
 import babel
 import jinja2
+import jinja2.ext
 from babel.dates import format_date as _babel_date
 from babel.dates import format_datetime as _babel_datetime
 from babel.messages.mofile import write_mo
@@ -35,7 +36,7 @@ from ..atomic import write_atomic
 from ..dates import parse_when
 from ..errors import InputError, PrkbError
 from ..glossary import label as glossary_label
-from ..paths import templates_dir
+from ..paths import data_dir, templates_dir
 from . import markdown as mdsafe
 from .jinja_calls import FastTemplate, PlainCallContext, as_markup, plain_call, safe_escape
 
@@ -80,6 +81,22 @@ def translations(lang: str) -> Translations:
             write_atomic(compiled, buf.getvalue())
     buf.seek(0)
     return Translations(fp=buf, domain=DOMAIN)
+
+
+@lru_cache(maxsize=8)
+def language_key(lang: str) -> str:
+    """A short hash of the texts a compiled template can hold of one language: its ``.po``
+    catalog and the glossary (``data/glossary.toml``). Jinja computes a filter of constants
+    when it compiles (``'raised' | label('directions')``), and :class:`ConstantMessages`
+    writes messages in; :func:`language_cache` names compiled templates by this key, so an
+    edited catalog or glossary compiles them afresh."""
+    h = hashlib.sha256(lang.encode())
+    for path in (catalog_path(lang), data_dir() / "glossary.toml"):
+        try:
+            h.update(path.read_bytes())
+        except OSError:
+            h.update(b"missing")  # translations() and glossary() say so when they are read
+    return h.hexdigest()[:16]
 
 
 def compiled_catalog_path(lang: str, po: bytes) -> Path | None:
@@ -204,6 +221,54 @@ def bytecode_cache(kind: str = "") -> jinja2.BytecodeCache | None:
         return None
 
 
+# ``{{ _("a message") }}``: a message without variables, alone in an output tag
+_CONSTANT_MESSAGE = re.compile(r"""\{\{ _\((?:"([^"\\{}]*)"|'([^'\\{}]*)')\) \}\}""")
+
+
+class ConstantMessages(jinja2.ext.Extension):
+    """Writes the text of each ``{{ _("a message") }}`` without variables into the template's
+    source when it is compiled, so a message costs what literal text costs (a PR page says
+    about fifty). The text is what the environment's ``_`` returns for the message, which
+    ``{{ }}`` would write as it is: catalog text is trusted (Markup under autoescape).
+
+    Only in an environment whose ``_`` is a plain function of the message (marked by
+    :func:`~.jinja_calls.plain_call`: :func:`escaping_gettext`, the report's text gettext),
+    set before its first template compiles. Its compiled templates hold one language's
+    messages: the environment keeps them apart (:func:`language_cache`). A message whose text
+    has a brace, or is blank, is left to the template (it would read as template syntax, or
+    let ``lstrip_blocks`` strip what it did not strip before)."""
+
+    def preprocess(self, source: str, name: str | None, filename: str | None = None) -> str:
+        gettext = self.environment.globals.get("_")
+        if not callable(gettext) or not getattr(gettext, "_plain_call", False) \
+                or "{{ _(" not in source:
+            return source
+
+        def constant(m: re.Match[str]) -> str:
+            msgid = m.group(1) if m.group(1) is not None else m.group(2)
+            text = str(gettext(msgid))
+            if "{" in text or "}" in text or not text.strip():
+                return m.group(0)
+            return text
+
+        return _CONSTANT_MESSAGE.sub(constant, source)
+
+
+def language_cache(kind: str, lang: str) -> jinja2.BytecodeCache | None:
+    """The bytecode cache of an environment of ``lang``: what its templates compile to holds
+    that language's text (labels of constants, and messages: :class:`ConstantMessages`), so
+    their files are kept apart per language and per :func:`language_key` (Jinja keys a
+    compiled template by its name and source only)."""
+    return bytecode_cache(f"{kind}-{lang}-{language_key(lang)}")
+
+
+def constant_messages(env: jinja2.Environment, kind: str, lang: str) -> None:
+    """Turn on :class:`ConstantMessages` in ``env`` (its ``_`` set, no template loaded yet),
+    its compiled templates kept apart as ``kind`` (:func:`language_cache`)."""
+    env.add_extension(ConstantMessages)
+    env.bytecode_cache = language_cache(kind, lang)
+
+
 def jinja_env(lang: str, *, autoescape: bool | None = None) -> jinja2.Environment:
     """A fresh environment for ``lang`` over ``templates/``.
 
@@ -222,7 +287,8 @@ def jinja_env(lang: str, *, autoescape: bool | None = None) -> jinja2.Environmen
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
-        bytecode_cache=bytecode_cache(),
+        # what a template compiles to holds the language's labels: kept apart per language
+        bytecode_cache=language_cache("lang", lang),
     )
     env.template_class = FastTemplate  # escaping without copies of safe values
     env.install_gettext_translations(translations(lang), newstyle=True)  # type: ignore[attr-defined]
@@ -289,6 +355,7 @@ def html_env(lang: str, what: str) -> jinja2.Environment:
     env.filters.update(date_filters(lang))
     # ``_`` straight to gettext: the i18n extension's alias resolves and calls it each time
     env.globals["gettext"] = env.globals["_"] = escaping_gettext(lang)
+    constant_messages(env, "html", lang)
     return env
 
 

@@ -32,13 +32,15 @@ from .body import body_sections, mentions, test_commands
 from .formats import FORMATTERS, FormatConstants, drop_marks, filters_of
 from .i18n import (
     LANGS,
-    bytecode_cache,
     cjk_spaced,
+    constant_messages,
     html_env,
     jinja_env,
+    language_cache,
     sentence_macros,
     translations,
 )
+from .jinja_calls import plain_call
 from .markdown import to_html
 from .patches import classes_touched, key_hunks, rebuilt, related_calls, related_names
 
@@ -721,18 +723,21 @@ def _report_env(lang: str, fmt: str) -> jinja2.Environment:
         lookup = lru_cache(maxsize=4096)(catalog.gettext)
         zh = lang == "zh"
 
+        @plain_call
         def gettext(msgid: str, **variables: Any) -> str:
             # what the i18n extension's newstyle gettext does without autoescape, cached
             text = str(lookup(msgid))
             return text % (cjk_spaced(text, variables) if zh else variables)
 
         env.globals["gettext"] = env.globals["_"] = gettext
+        constant_messages(env, "text", lang)
     formatter = FORMATTERS[fmt]
     # the formatter's structure strings are compiled into the template as text: compiled
     # templates of this format are kept apart from those of other formats
     env.extend(report_format=formatter)
     env.add_extension(FormatConstants)
-    env.bytecode_cache = bytecode_cache(f"report-{fmt}")
+    # one language's messages and one format's strings are compiled in: kept apart
+    env.bytecode_cache = language_cache(f"report-{fmt}", lang)
     env.filters.update(filters_of(formatter))
     env.globals.update(F=formatter, codes=formatter.codes, num=formatter.num)
     # the label tables (report/_labels.j2) depend only on the language: built once
