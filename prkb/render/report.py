@@ -32,8 +32,8 @@ from .body import body_sections, mentions, test_commands
 from .formats import FORMATTERS, FormatConstants, drop_marks, filters_of
 from .i18n import (
     LANGS,
+    ConstantMessages,
     cjk_spaced,
-    constant_messages,
     html_env,
     jinja_env,
     language_cache,
@@ -730,7 +730,9 @@ def _report_env(lang: str, fmt: str) -> jinja2.Environment:
             return text % (cjk_spaced(text, variables) if zh else variables)
 
         env.globals["gettext"] = env.globals["_"] = gettext
-        constant_messages(env, "text", lang)
+        # its messages without variables compiled in as text (the bytecode cache that keeps
+        # them apart per language is set below, for every format)
+        env.add_extension(ConstantMessages)
     formatter = FORMATTERS[fmt]
     # the formatter's structure strings are compiled into the template as text: compiled
     # templates of this format are kept apart from those of other formats
