@@ -3,6 +3,9 @@ levels an overriding support method can return (our own small sources in real gi
 
 from __future__ import annotations
 
+import ast
+import keyword
+import re
 from pathlib import Path
 
 import pytest
@@ -32,7 +35,65 @@ def _audit(tmp_path: Path, files: dict[str, str]) -> AuditResult:
     r = GitRepoBuilder.init(tmp_path / "src")
     sha = r.commit(_tree(files), "tree")
     with GitRepo(r.path) as repo:
-        return audit_revision(repo, sha, P)
+        res = audit_revision(repo, sha, P)
+    _zh_reasons_say_no_english(res, files)
+    return res
+
+
+_WORD = re.compile(r"(?<![A-Za-z0-9_])_*[A-Za-z][A-Za-z0-9_]*")
+# Chinese characters and full-width punctuation: what separates the code a zh reason quotes
+_CJK_RUN = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]+")
+# the terms the zh texts keep in Latin letters (as the finding's message does), and literals
+_ZH_TERMS = {"decode", "None", "True", "False", "MTP", "EAGLE", "CUDA", "Graph", "query", "token"}
+
+
+def _is_code(run: str) -> bool:
+    try:
+        ast.parse(run.strip(" ,:"))
+    except SyntaxError:
+        return False
+    return True
+
+
+def _stray_english(zh: str, code: set[str]) -> list[str]:
+    """The runs of a zh text (between Chinese characters) that hold a Latin word that is
+    neither a name of the audited code nor a term; a Python keyword counts as code only in a
+    run that parses as Python (``1 if cfg.dcp > 1 else 2``), not in a phrase (``from X``)."""
+    stray = []
+    for run in _CJK_RUN.split(zh):
+        words = set(_WORD.findall(run)) - _ZH_TERMS
+        if words - code - set(keyword.kwlist) or (words & set(keyword.kwlist)
+                                                    and not _is_code(run)):
+            stray.append(run)
+    return stray
+
+
+def _zh_reasons_say_no_english(res: AuditResult, files: dict[str, str]) -> None:
+    """Every builder's reason in Chinese, and every finding's message, has no Latin word but
+    the names of the audited code, the code it quotes and a few terms: the words around what
+    it quotes are Chinese. Checked on every audit of this module."""
+    code = set(_WORD.findall(BACKEND + "".join(files.values())))
+    for b in res.builders:
+        assert b.spec_reason_zh, b.class_name
+        assert not _stray_english(b.spec_reason_zh, code), (b.class_name, b.spec_reason_zh)
+    for f in res.findings:
+        if f.rule == RULE:
+            assert not _stray_english(f.message_zh, code), (f.class_name, f.message_zh)
+
+
+def test_the_zh_check_sees_english() -> None:
+    """The check of every audit here is not blind: the English reasons it replaced are seen."""
+    code = {"MLACommonMetadataBuilder", "reorder_batch_threshold", "OneMetadataBuilder",
+            "_init_reorder_batch_threshold", "supports_spec_as_decode"}
+    for old in ("MLACommonMetadataBuilder sets reorder_batch_threshold = 1 (class attribute): "
+                "the decode threshold stays 1",
+                "OneMetadataBuilder calls _init_reorder_batch_threshold(supports_spec_as_decode "
+                "not passed (default False))",
+                "reorder_batch_threshold = 1（from MLACommonMetadataBuilder）"):
+        assert _stray_english(f"其阈值无法增大（{old}）", code)
+    assert not _stray_english("OneMetadataBuilder 在 __init__ 中执行 self.reorder_batch_threshold"
+                              " = 1 if cfg.dcp > 1 else 2", code | {"__init__", "self", "cfg",
+                                                                     "dcp"})
 
 
 def _flagged(res: AuditResult) -> list[str]:

@@ -63,6 +63,7 @@ class BuilderInfo:
     is_mla: bool
     spec_ready: bool | None
     spec_reason: str
+    spec_reason_zh: str = ""  # the same reason in Chinese ("" from a rule that gives none)
     bases: list[str] = field(default_factory=list)
     ancestors: list[str] = field(default_factory=list)
     # each level with the condition under which the builder reports it (None: always)
@@ -101,6 +102,7 @@ class BuilderInfo:
             "is_mla": self.is_mla,
             "spec_ready": self.spec_ready,
             "spec_reason": self.spec_reason,
+            "spec_reason_zh": self.spec_reason_zh or self.spec_reason,
             "bases": self.bases,
             "ancestors": self.ancestors,
         }
@@ -548,7 +550,7 @@ def compute_builders(modules: dict[str, ModuleFacts], profile: Profile) -> list[
             dyn_reasons.append(f"conditional value: {condition}")
         is_mla = any(c.name in mla_roots for c in mro)
         spec_ready: bool | None = None
-        spec_reason = ""
+        spec_reason = spec_reason_zh = ""
         if rules is not None and hasattr(rules, "spec_readiness"):
             chain = []
             for c in mro:
@@ -556,7 +558,10 @@ def compute_builders(modules: dict[str, ModuleFacts], profile: Profile) -> list[
                     "root" if c.name in roots else "mla_root" if c.name in mla_roots else "builder"
                 )
                 chain.append(rules.Link(c.qual, hier.facts(c), role))
-            spec_ready, spec_reason = rules.spec_readiness(chain, is_mla, profile)
+            # (ready, reason) or (ready, reason, reason in Chinese)
+            got = rules.spec_readiness(chain, is_mla, profile)
+            spec_ready, spec_reason = got[0], got[1]
+            spec_reason_zh = got[2] if len(got) > 2 else ""
         out.append(
             BuilderInfo(
                 class_name=ref.qual,
@@ -575,6 +580,7 @@ def compute_builders(modules: dict[str, ModuleFacts], profile: Profile) -> list[
                 is_mla=is_mla,
                 spec_ready=spec_ready,
                 spec_reason=spec_reason,
+                spec_reason_zh=spec_reason_zh,
                 bases=list(facts.bases),
                 ancestors=[c.qual for c in mro[1:]],
                 alternatives=alternatives,

@@ -48,6 +48,9 @@ call (``audit.reorder_call``) with a flag, and, for MLA builders, a query-length
 The rule flags a builder that is not ready and that can report a level of
 ``audit.flag_levels`` (any branch of a conditional value or any return of an overriding
 method; the message names the condition).
+
+Each reason is said in English and in Chinese (:class:`Why`): the code it quotes (names,
+expressions, values) is the same in both, the words around it are not.
 """
 
 from __future__ import annotations
@@ -80,12 +83,29 @@ class Link:
 
 
 @dataclass(frozen=True)
+class Why:
+    """A reason in English and in Chinese; what it quotes of the code is the same in both."""
+
+    en: str
+    zh: str
+
+
+def _code(text: str) -> Why:
+    """Code as a reason: the same text in every language."""
+    return Why(text, text)
+
+
+def _unknown(text: str) -> Why:
+    return Why(f"unknown expression {text}", f"无法求值的表达式 {text}")
+
+
+@dataclass(frozen=True)
 class Reading:
     """What a threshold can be: ``grows`` (can exceed 1), ``pinned`` (at most 1), ``unknown``
     (an expression prkb does not evaluate), ``none`` (no threshold: no reordering)."""
 
     state: str
-    why: str
+    why: Why
     value: int | None = None  # the value when it is one known int
 
 
@@ -93,7 +113,7 @@ def _cfg(profile: Profile, key: str, default: Any) -> Any:
     return profile.audit.get(key, default)
 
 
-def _either(a: Reading, b: Reading, why: str) -> Reading:
+def _either(a: Reading, b: Reading, why: Why) -> Reading:
     """A value that may be ``a`` or ``b``: it grows when one of them does."""
     for state in ("grows", "unknown", "pinned", "none"):
         if state in (a.state, b.state):
@@ -102,7 +122,7 @@ def _either(a: Reading, b: Reading, why: str) -> Reading:
     return Reading("unknown", why)
 
 
-def _of_int(n: int, why: str) -> Reading:
+def _of_int(n: int, why: Why) -> Reading:
     return Reading("grows" if n > 1 else "pinned", why, n)
 
 
@@ -127,7 +147,7 @@ class _Evaluator:
         try:
             node = ast.parse(text.replace("<inherited>", _INHERITED), mode="eval").body
         except (SyntaxError, ValueError, RecursionError):
-            return Reading("unknown", f"unknown expression {text}")
+            return Reading("unknown", _unknown(text))
         return self.node(node, 0)
 
     def _is_self_ref(self, node: ast.expr) -> bool:
@@ -154,30 +174,31 @@ class _Evaluator:
     def node(self, node: ast.expr, depth: int) -> Reading:
         text = " ".join(ast.unparse(node).split()).replace(UNKNOWN_TEST, "...")
         if depth > 8:
-            return Reading("unknown", f"unknown expression {text}")
+            return Reading("unknown", _unknown(text))
         if isinstance(node, ast.Constant):
             if node.value is None:
-                return Reading("none", "None")
+                return Reading("none", _code("None"))
             if isinstance(node.value, int) and not isinstance(node.value, bool):
-                return _of_int(node.value, text)
-            return Reading("unknown", f"unknown expression {text}")
+                return _of_int(node.value, _code(text))
+            return Reading("unknown", _unknown(text))
         marker = self._marker(node)
         if marker is not None:
-            return Reading("grows", f"{text} (involves {marker})")
+            return Reading("grows", Why(f"{text} (involves {marker})", f"{text}（含 {marker}）"))
         if self._is_self_ref(node):
             before = self.previous()
             return Reading(before.state, before.why, before.value)
         if isinstance(node, ast.Name) and node.id in self.bound and depth < 8:
             got = self.text(self.bound[node.id])
-            return Reading(got.state, f"{node.id} = {got.why}", got.value)
+            return Reading(got.state, Why(f"{node.id} = {got.why.en}", f"{node.id} = {got.why.zh}"),
+                           got.value)
         if isinstance(node, ast.IfExp):
             yes = self.node(node.body, depth + 1)
             no = self.node(node.orelse, depth + 1)
-            return _either(yes, no, text)
+            return _either(yes, no, _code(text))
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
             inner = self.node(node.operand, depth + 1)
             if inner.value is not None:
-                return _of_int(-inner.value, text)
+                return _of_int(-inner.value, _code(text))
         if isinstance(node, ast.BinOp):
             left = self.node(node.left, depth + 1)
             right = self.node(node.right, depth + 1)
@@ -189,7 +210,7 @@ class _Evaluator:
                 }
                 fn = ops.get(type(node.op))
                 if fn is not None:
-                    return _of_int(fn(left.value, right.value), text)
+                    return _of_int(fn(left.value, right.value), _code(text))
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
@@ -201,10 +222,10 @@ class _Evaluator:
             values = [p.value for p in parts]
             if all(v is not None for v in values):
                 known = [int(v) for v in values if v is not None]
-                return _of_int(max(known) if node.func.id == "max" else min(known), text)
+                return _of_int(max(known) if node.func.id == "max" else min(known), _code(text))
             if node.func.id == "max" and any(p.state == "grows" for p in parts):
-                return Reading("grows", text)
-        return Reading("unknown", f"unknown expression {text}")
+                return Reading("grows", _code(text))
+        return Reading("unknown", _unknown(text))
 
 
 def _flag_of(call: CallFact, profile: Profile) -> str | None:
@@ -245,23 +266,27 @@ def _call_effect(
     flag = _flag_of(call, profile)
     if flag is None:
         default = bool(_cfg(profile, "reorder_flag_default", False))
-        shown = f"{flag_name} not passed (default {default})"
+        shown = Why(f"{flag_name} not passed (default {default})",
+                    f"未传 {flag_name}，默认 {default}")
         flag_ready = default
     else:
         value = _flag_value(flag, ev.bound, chain)
-        shown = f"{flag_name}={flag}" + (f" ({value})" if value != flag else "")
+        shown = Why(f"{flag_name}={flag}" + (f" ({value})" if value != flag else ""),
+                    f"{flag_name}={flag}" + (f"（即 {value}）" if value != flag else ""))
         flag_ready = value not in FALSE_LITERALS
-    where = f"{link.name} calls {call_name}({shown})"
+    where = Why(f"{link.name} calls {call_name}({shown.en})",
+                f"{link.name} 调用 {call_name}({shown.zh})")
     first = ts.value if ts.value is not None else str(_cfg(profile, "reorder_threshold_default", 1))
     base = ev.text(first)
     if base.state == "none":
-        return Reading("none", f"{where}: threshold None")
+        return Reading("none", Why(f"{where.en}: threshold None", f"{where.zh}：阈值为 None"))
     if flag_ready:
         return Reading("grows", where)
+    threshold = Why(f"{where.en}, threshold {base.why.en}", f"{where.zh}，阈值 {base.why.zh}")
     if base.state == "grows":
-        return Reading("grows", f"{where}, threshold {base.why}", base.value)
+        return Reading("grows", threshold, base.value)
     if base.state == "unknown":
-        return Reading("unknown", f"{where}, threshold {base.why}")
+        return Reading("unknown", threshold)
     return Reading("pinned", where, base.value)
 
 
@@ -298,14 +323,18 @@ class _Chain:
                 text = facts.values[self.attr]
 
                 def before(i: int = i) -> Reading:
-                    return self.class_attr(i + 1) or Reading("none", "no value before")
+                    return self.class_attr(i + 1) or Reading(
+                        "none", Why("no value before", "此前没有取值"))
 
                 got = _Evaluator(self.profile, self.attr, before, {}, True).text(text)
+                name = self.links[i].name
+                more = got.why.en not in (text, f"unknown expression {text}")
                 return Reading(
                     got.state,
-                    f"{self.links[i].name} sets {self.attr} = {text} (class attribute)"
-                    + (f": {got.why}" if got.why not in (text, f"unknown expression {text}")
-                       else ""),
+                    Why(f"{name} sets {self.attr} = {text} (class attribute)"
+                        + (f": {got.why.en}" if more else ""),
+                        f"{name} 把类属性 {self.attr} 设为 {text}"
+                        + (f"：{got.why.zh}" if more else "")),
                     got.value,
                 )
         return None
@@ -330,7 +359,7 @@ class _Chain:
             got = self.init_from(j + 1)
         if got is None:
             got = self.class_attr(0)
-        return got or Reading("none", f"no {self.attr} before")
+        return got or Reading("none", Why(f"no {self.attr} before", f"此前没有 {self.attr}"))
 
     def run(self, j: int, sets: list[ThresholdSet], prev: Reading | None = None) -> Reading:
         link = self.links[j]
@@ -351,35 +380,69 @@ class _Chain:
                 text = rhs if ts.kind == "assign" else f"self.{self.attr} {ts.op} ({rhs})"
                 got = ev.text(text)
                 op = "=" if ts.kind == "assign" else f"{ts.op}="
-                shown = f"{link.name} sets self.{self.attr} {op} {rhs} in __init__"
-                if got.why not in (text, f"unknown expression {text}", rhs):
-                    shown += f": {got.why}"
+                statement = f"self.{self.attr} {op} {rhs}"
+                shown = Why(f"{link.name} sets {statement} in __init__",
+                            f"{link.name} 在 __init__ 中执行 {statement}")
+                if got.why.en not in (text, f"unknown expression {text}", rhs):
+                    shown = Why(f"{shown.en}: {got.why.en}", f"{shown.zh}：{got.why.zh}")
                 new = Reading(got.state, shown, got.value)
             if ts.conditional:
                 old = before()
-                new = _either(old, new, f"{new.why} (conditionally; else {old.why})")
+                new = _either(old, new, Why(
+                    f"{new.why.en} (conditionally; else {old.why.en})",
+                    f"{new.why.zh}（仅在条件成立时；否则为 {old.why.zh}）"))
             current = new
         return current if current is not None else before()
 
 
-def _verdict(reading: Reading, profile: Profile) -> tuple[bool | None, str]:
+_STAYS = Why(": the decode threshold stays 1", "：decode 阈值保持为 1")
+_NOT_REORDERED = Why(": batches are not reordered, so the rule does not apply",
+                     "：批次不会重排，本规则不适用")
+
+
+def _then(why: Why, tail: Why) -> Why:
+    return Why(why.en + tail.en, why.zh + tail.zh)
+
+
+def _verdict(reading: Reading, profile: Profile) -> tuple[bool | None, Why]:
     if reading.state == "none":
-        return None, f"{reading.why}: batches are not reordered, so the rule does not apply"
+        return None, _then(reading.why, _NOT_REORDERED)
     if reading.state == "grows":
         return True, reading.why
     if reading.state == "unknown":
-        return True, f"{reading.why}: unknown expression, counted as able to grow"
-    return False, f"{reading.why}: the decode threshold stays 1"
+        return True, _then(reading.why, Why(": unknown expression, counted as able to grow",
+                                            "：表达式无法求值，按可增大计"))
+    return False, _then(reading.why, _STAYS)
 
 
-def _not_applicable(profile: Profile) -> tuple[None, str]:
-    names = [str(_cfg(profile, k, "")) for k in ("threshold_attr", "reorder_call")]
-    what = " or ".join(n for n in names if n) or "threshold"
-    return None, f"no {what} below the base: batches are not reordered, so the rule does not apply"
+def _not_applicable(profile: Profile) -> tuple[None, Why]:
+    names = [n for n in (str(_cfg(profile, k, "")) for k in ("threshold_attr", "reorder_call"))
+             if n]
+    what = Why(" or ".join(names) or "threshold", " 或 ".join(names) or "阈值")
+    return None, Why(
+        f"no {what.en} below the base: batches are not reordered, so the rule does not apply",
+        f"基类之下没有 {what.zh}：批次不会重排，本规则不适用")
 
 
-def spec_readiness(chain: list[Link], is_mla: bool, profile: Profile) -> tuple[bool | None, str]:
-    """(ready, reason): True/False, or None when the builder has no reorder threshold."""
+def _source(holder: str, chain: list[Link]) -> Why:
+    """Where a query-length value comes from, as ``(declared)`` / ``(from X)``."""
+    if holder == chain[0].name:
+        return Why("(declared)", "（本类声明）")
+    if holder == "default":
+        return Why("(from default)", "（默认值）")
+    return Why(f"(from {holder})", f"（来自 {holder}）")
+
+
+def spec_readiness(
+    chain: list[Link], is_mla: bool, profile: Profile
+) -> tuple[bool | None, str, str]:
+    """(ready, reason in English, reason in Chinese): ready True/False, or None when the
+    builder has no reorder threshold."""
+    ready, why = _readiness(chain, is_mla, profile)
+    return ready, why.en, why.zh
+
+
+def _readiness(chain: list[Link], is_mla: bool, profile: Profile) -> tuple[bool | None, Why]:
     below = _Chain(chain, profile)
     attr = str(_cfg(profile, "query_len_attr", ""))
     has_query_len = bool(attr) and any(
@@ -393,9 +456,9 @@ def spec_readiness(chain: list[Link], is_mla: bool, profile: Profile) -> tuple[b
                 value, holder = link.facts.values[attr], link.name
                 break
         if value.rsplit(".", 1)[-1] != default:
-            src = "declared" if holder == chain[0].name else f"from {holder}"
-            return True, f"{attr} = {value} ({src})"
-        pinned = Reading("pinned", f"{attr} = {default}", 1)
+            src = _source(holder, chain)
+            return True, Why(f"{attr} = {value} {src.en}", f"{attr} = {value}{src.zh}")
+        pinned = Reading("pinned", _code(f"{attr} = {default}"), 1)
         for j, link in enumerate(below.links):
             if link.role != "builder":
                 break
@@ -404,8 +467,9 @@ def spec_readiness(chain: list[Link], is_mla: bool, profile: Profile) -> tuple[b
                 got = below.run(j, sets, prev=pinned)
                 if got.state in ("grows", "unknown"):
                     return _verdict(got, profile)
-        src = "declared" if holder == chain[0].name else f"from {holder}"
-        return False, f"{attr} = {default} ({src}): the decode threshold stays 1"
+        src = _source(holder, chain)
+        return False, _then(Why(f"{attr} = {default} {src.en}", f"{attr} = {default}{src.zh}"),
+                            _STAYS)
     reading = below.init_from(0) or below.class_attr(0)
     if reading is None:
         return _not_applicable(profile)
@@ -413,11 +477,11 @@ def spec_readiness(chain: list[Link], is_mla: bool, profile: Profile) -> tuple[b
     if ready is False:
         split = _own_split(chain, profile)
         if split is not None:
-            return True, f"{reading.why}, but {split}"
+            return True, Why(f"{reading.why.en}, but {split.en}", f"{reading.why.zh}，但{split.zh}")
     return ready, why
 
 
-def _own_split(chain: list[Link], profile: Profile) -> str | None:
+def _own_split(chain: list[Link], profile: Profile) -> Why | None:
     """How a builder splits decodes by a threshold of its own (``audit.split_attrs``, set in
     ``__init__``) that grows with the speculative tokens; None when none does."""
     for attr in (str(a) for a in _cfg(profile, "split_attrs", [])):
@@ -425,7 +489,8 @@ def _own_split(chain: list[Link], profile: Profile) -> str | None:
         own.attr = attr
         reading = own.init_from(0)
         if reading is not None and reading.state == "grows":
-            return f"it splits decodes by its own {attr}: {reading.why}"
+            return Why(f"it splits decodes by its own {attr}: {reading.why.en}",
+                       f"它按自己的 {attr} 拆分 decode：{reading.why.zh}")
     return None
 
 
@@ -459,9 +524,10 @@ def findings_for(builder: BuilderInfo, profile: Profile, commit: str | None) -> 
         f"with MTP/EAGLE will see query lengths above the threshold. Either lower the level to "
         f"a single-token one or let the threshold grow."
     )
+    reason_zh = builder.spec_reason_zh or builder.spec_reason
     zh = (
         f"{builder.class_name} 声明支持 {level_zh}（{origin_zh}），但在推测解码下其 decode "
-        f"阈值无法增大（{builder.spec_reason}）；启用 MTP/EAGLE 时完整 CUDA Graph 捕获会遇到超过"
+        f"阈值无法增大（{reason_zh}）；启用 MTP/EAGLE 时完整 CUDA Graph 捕获会遇到超过"
         f"阈值的 query 长度。应降低为单 token 级别，或让阈值能够随推测 token 数增大。"
     )
     rule = str(_cfg(profile, "rule", RULE))
