@@ -78,7 +78,7 @@ def _kb(tmp_path: Path) -> Store:
 
 
 BUNDLED = (47144, 45149)
-REAL_GIT = (42885, 25104, 22721, 36519, 34541)  # in the bundled data too
+REAL_GIT = (42885, 25104, 22721, 36519, 34541, 43043)  # in the bundled data too
 CASES = [(n, lang, fmt) for n in (101, 102, *BUNDLED, *REAL_GIT, *GIT_CASES)
          for lang in ("zh", "en") for fmt in ("md", "txt", "html")]
 
@@ -235,3 +235,18 @@ def test_golden_facts_of_real_history(bundled_kb):
     # declaration's lines, so the key code says the patch alone does not show it)
     assert ("the consistency audit at this PR's commit reads that the threshold of "
             "`AiterFlashAttentionMetadataBuilder` grows under speculative decoding") in r34541
+    # the test of FlashAttentionMetadataBuilder's conditional value gained
+    # "or current_platform.is_xpu()" (line 297 of flash_attn.py): UNIFORM_BATCH -> ALWAYS there
+    r43043 = en(43043)
+    assert "- Merged at: May 19, 2026, 3:09:07 PM UTC" in r43043  # 23:09:07 +08:00
+    assert "- Author: Xinyu Chen" in r43043 and "+1/-1" in r43043
+    # the changed line does not name the symbol, so the snapshot keeps no line of this patch:
+    # the key code is rebuilt from the record (marked so, with no annotation the code lacks)
+    rebuilt = r43043.split("### `vllm/v1/attention/backends/flash_attn.py`", 1)[1]
+    assert "Rebuilt from the recorded declaration change" in rebuilt.split("```", 1)[0]
+    assert ("+    _cudagraph_support = AttentionCGSupport.ALWAYS if get_flash_attn_version() == 3"
+            " or current_platform.is_xpu() else AttentionCGSupport.UNIFORM_BATCH") in rebuilt
+    assert ("where `current_platform.is_xpu()` holds and `get_flash_attn_version() == 3` does "
+            "not, `FlashAttentionMetadataBuilder` now declares `ALWAYS` instead of "
+            "`UNIFORM_BATCH`") in r43043
+    assert "Effect unknown" not in r43043

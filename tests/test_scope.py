@@ -102,3 +102,31 @@ def test_scope_of_a_pr() -> None:
     assert [f.name for f in sc.features] == ["MTP"]
     assert [e.reason for e in sc.effects] == ["more-batches-captured", "correctness-risk"]
     assert s.scope_of(rec(), [], [], P).effects == ()
+
+
+def test_a_conditional_value_is_read_where_its_test_changed() -> None:
+    """vLLM #43043's shape: the test of ``ALWAYS if ... else UNIFORM_BATCH`` gained an "or":
+    a raise there (with the audit's reading of the builder), not an unknown effect."""
+    c = ch("changed", "AttentionCGSupport.ALWAYS if fa3() else AttentionCGSupport.UNIFORM_BATCH",
+           "AttentionCGSupport.ALWAYS if fa3() or is_xpu() else AttentionCGSupport.UNIFORM_BATCH")
+    read, gains, pays = s.effects_of(c, P, [], {("DemoBuilder", c.file): False})
+    assert (read.reason, read.side) == ("condition-shift", s.NEITHER)
+    for e in (read, gains, pays):
+        assert (e.when, e.unless, e.level_before, e.level_after) == (
+            "is_xpu()", "fa3()", "UNIFORM_BATCH", "ALWAYS")
+        assert e.file == c.file
+    assert (gains.reason, pays.reason, pays.audit) == (
+        "more-batches-captured", "correctness-risk", "not-ready")
+    # narrowed by an "and": a lowering there
+    c = ch("changed", "ALWAYS if fa3() else UNIFORM_SINGLE_TOKEN_DECODE",
+           "ALWAYS if fa3() and not dcp() else UNIFORM_SINGLE_TOKEN_DECODE")
+    read, gains, pays = s.effects_of(c, P, [], {})
+    assert (read.when, read.unless) == ("fa3()", "not dcp()")
+    assert (gains.reason, pays.reason) == ("correctness-fix", "fewer-batches-captured")
+    assert read.party == gains.party == s.SPEC_USERS  # crosses the flag levels' boundary there
+
+
+def test_other_expression_changes_stay_unknown() -> None:
+    c = ch("changed", "ALWAYS if fa3() else UNIFORM_BATCH", "ALWAYS if fa4() else UNIFORM_BATCH")
+    assert [(e.reason, e.when) for e in s.effects_of(c, P, [], {})] == [
+        ("expression-changed", None)]

@@ -22,7 +22,12 @@ Everything here is codes, names and levels; a template words them per language. 
   removed               unknown, ``falls-back-to-inherited``
   dynamic-*             depends, ``decided-at-run-time``
   renamed, moved        neither, ``no-value-change``
-  changed (expression)  unknown, ``expression-changed``
+  changed (expression)  unknown, ``expression-changed``; but a conditional value whose
+                        test gained or lost an ``or``/``and`` operand
+                        (:mod:`prkb.analyze.conditions`) is read where it changed: a
+                        ``condition-shift`` (neither side) naming ``when``/``unless`` and
+                        the two levels there, then the effects of that raise or lowering,
+                        each with the same ``when``/``unless``
   from or to a bool     unknown, ``bool-value`` (a bool spelling is no level)
   ====================  =========================================================
 
@@ -43,6 +48,7 @@ from typing import Any
 
 from ..models import Finding, SymbolChange
 from ..profile import Profile
+from .conditions import condition_shift
 from .risk import platform_split
 
 SCAN_CHARS = 50_000  # of the body, for features
@@ -85,6 +91,12 @@ class Effect:
     basis: str = "declared"   # declared (both values known) or versus-default
     audit: str | None = None  # on correctness-risk: finding, ready, not-ready, not-checked
     file: str = ""  # the builder's file (a builder is its file and class)
+    # a change of a conditional value read per condition: only where ``when`` holds and
+    # ``unless`` does not (code texts), from ``level_before`` to ``level_after``
+    when: str | None = None
+    unless: str | None = None
+    level_before: str | None = None
+    level_after: str | None = None
 
 
 @dataclass(frozen=True)
@@ -207,6 +219,18 @@ def _effects(
             Effect(who, party, GAINS, "correctness-fix"),
             Effect(who, party, PAYS, "fewer-batches-captured"),
         ]
+    shift = condition_shift(change.before, change.after, profile) if d == "changed" else None
+    if shift is not None:
+        rank_b, rank_a = profile.level_rank(shift.before), profile.level_rank(shift.after)
+        if rank_b is not None and rank_a is not None and rank_a != rank_b:
+            there = replace(change, before=shift.before, after=shift.after,
+                            direction="raised" if rank_a > rank_b else "lowered")
+            where = {"when": shift.holds, "unless": shift.not_holds,
+                     "level_before": shift.before, "level_after": shift.after}
+            read = Effect(who, SPEC_USERS if _crosses(there, profile) else BACKEND_USERS,
+                          NEITHER, "condition-shift", **where)
+            return [read, *(replace(e, **where)
+                            for e in _effects(there, profile, findings, spec_ready))]
     return [Effect(who, party, UNKNOWN, "expression-changed")]
 
 

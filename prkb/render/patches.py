@@ -115,7 +115,7 @@ def rebuilt(change: dict[str, Any], profile: Profile) -> str:
         shown = value if (" " in value or "." in value or value in ("True", "False")) else (
             f"{enum}.{value}"
         )
-        return f"    {attr}: ClassVar[{enum}] = {shown}"
+        return f"    {attr} = {shown}"  # no annotation: the record does not give one
 
     before_attr = change.get("before_attr") or change.get("attr")
     old = line(before_attr, change.get("before"))

@@ -18,6 +18,7 @@ from typing import Any
 
 import jinja2
 
+from ..analyze.conditions import condition_shift
 from ..analyze.excerpt import Excerpt, changed_lines, excerpt_from_patch, excerpt_from_source
 from ..analyze.risk import is_declaration_core, platform_split, risk_tags_for
 from ..analyze.scope import Scope, scope_of
@@ -109,14 +110,14 @@ def _recommend(
     default = profile.level_rank(profile.default_level) or 0
 
     def raises(c: dict[str, Any]) -> bool:
-        if c["direction"] == "raised":
+        if c["direction"] == "raised" or c.get("raises_to"):  # (a condition shift: there)
             return True
         rank = profile.level_rank(c["after"]) if c["direction"] == "added" else None
         return rank is not None and rank > default
 
     raised = [c for c in changes if raises(c)]
     if raised:
-        if any(c["after"] in flag_levels for c in raised):
+        if any((c.get("raises_to") or c["after"]) in flag_levels for c in raised):
             if spec_state == "not-ready":
                 return "raised-check"
             if spec_state == "unchecked":
@@ -161,7 +162,9 @@ def _spec_readiness(
     from them.
     """
     rule = str(profile.audit.get("rule") or "")
-    raised = [c for c in changes if c["flag_level"] and c["direction"] in ("raised", "added")]
+    flag_levels = {str(x) for x in profile.audit.get("flag_levels", [])}
+    raised = [c for c in changes if (c["flag_level"] and c["direction"] in ("raised", "added"))
+              or c["raises_to"] in flag_levels]
     sha = facts.get("merge_commit_sha")
     rows = store.builder_readings(facts["repo"], sha) if raised and sha else []
     classes: list[dict[str, Any]] = []
@@ -190,7 +193,8 @@ def _spec_readiness(
             state = "ready" if reading[0]["spec_ready"] else "not-ready"
             source = "reading"
         levels = sorted(
-            {x["after"] for x in raised if x["class"] == c["class"] and x["file"] == c["file"]},
+            {x["raises_to"] or x["after"] for x in raised
+             if x["class"] == c["class"] and x["file"] == c["file"]},
             key=lambda v: (profile.level_rank(v) or 0, v),
         )
         classes.append({"class": c["class"], "file": c["file"], "state": state,
@@ -353,6 +357,8 @@ def _builders(
         item = {**vars(e), **{k: profile.value_text(ch[k], ch["attr"])
                               if ch and ch[k] is not None else None
                               for k in ("before", "after")}}
+        if e.when is not None:  # a conditional value read where it changed: those levels
+            item["before"], item["after"] = e.level_before, e.level_after
         if item["audit"] == "not-checked" and (e.builder, e.file) in outside:
             item["audit"] = "not-applicable"  # the audit read it: the rule does not apply
         for (cls, file), entry in out.items():
@@ -448,6 +454,12 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
     changes = []
     for c in facts["symbol_changes"]:
         sc = SymbolChange.from_json(c)
+        # a conditional value whose test gained or lost an operand: raised where it changed?
+        shift = condition_shift(c["before"], c["after"], profile) \
+            if c["direction"] == "changed" else None
+        raises_to = shift.after if shift is not None and (
+            (profile.level_rank(shift.after) or 0) > (profile.level_rank(shift.before) or 0)
+        ) else None
         changes.append(
             {
                 **c,
@@ -457,6 +469,7 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
                 "why": WHY_IN_A_WORD.get(c["direction"], "changed"),
                 "core": is_declaration_core(sc, profile),
                 "flag_level": c["after"] in flag_levels,
+                "raises_to": raises_to,  # the level a condition shift raises it to, or None
             }
         )
     classes = sorted({c["class"] for c in changes})
