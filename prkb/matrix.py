@@ -91,7 +91,7 @@ def matrix_rows(
                 "dynamic_reason": b.dynamic_reason,
                 "spec_ready": b.spec_ready,
                 "spec_reason": b.spec_reason,
-                "spec_reason_zh": b.spec_reason_zh or b.spec_reason,
+                "spec_reason_zh": b.spec_reason_zh,
                 "comments": "; ".join(comments),
                 "last_pr": last_pr_for(
                     store, b.class_name.rsplit(".", 1)[-1], profile, reachable, b.file

@@ -63,7 +63,7 @@ class BuilderInfo:
     is_mla: bool
     spec_ready: bool | None
     spec_reason: str
-    spec_reason_zh: str = ""  # the same reason in Chinese ("" from a rule that gives none)
+    spec_reason_zh: str  # the same in Chinese (the English one from a rule that gives none)
     bases: list[str] = field(default_factory=list)
     ancestors: list[str] = field(default_factory=list)
     # each level with the condition under which the builder reports it (None: always)
@@ -102,7 +102,7 @@ class BuilderInfo:
             "is_mla": self.is_mla,
             "spec_ready": self.spec_ready,
             "spec_reason": self.spec_reason,
-            "spec_reason_zh": self.spec_reason_zh or self.spec_reason,
+            "spec_reason_zh": self.spec_reason_zh,
             "bases": self.bases,
             "ancestors": self.ancestors,
         }
@@ -561,7 +561,7 @@ def compute_builders(modules: dict[str, ModuleFacts], profile: Profile) -> list[
             # (ready, reason) or (ready, reason, reason in Chinese)
             got = rules.spec_readiness(chain, is_mla, profile)
             spec_ready, spec_reason = got[0], got[1]
-            spec_reason_zh = got[2] if len(got) > 2 else ""
+            spec_reason_zh = got[2] if len(got) > 2 else spec_reason
         out.append(
             BuilderInfo(
                 class_name=ref.qual,

@@ -162,9 +162,8 @@ def _spec_readiness(
     from them.
     """
     rule = str(profile.audit.get("rule") or "")
-    flag_levels = {str(x) for x in profile.audit.get("flag_levels", [])}
-    raised = [c for c in changes if (c["flag_level"] and c["direction"] in ("raised", "added"))
-              or c["raises_to"] in flag_levels]
+    raised = [c for c in changes
+              if c["flag_level"] and (c["direction"] in ("raised", "added") or c["raises_to"])]
     sha = facts.get("merge_commit_sha")
     rows = store.builder_readings(facts["repo"], sha) if raised and sha else []
     classes: list[dict[str, Any]] = []
@@ -468,8 +467,9 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
                 "conditional": any(" if " in (v or "") for v in (c["before"], c["after"])),
                 "why": WHY_IN_A_WORD.get(c["direction"], "changed"),
                 "core": is_declaration_core(sc, profile),
-                "flag_level": c["after"] in flag_levels,
                 "raises_to": raises_to,  # the level a condition shift raises it to, or None
+                # the level it reaches (there, for a condition shift) needs a growing threshold
+                "flag_level": (raises_to or c["after"]) in flag_levels,
             }
         )
     classes = sorted({c["class"] for c in changes})

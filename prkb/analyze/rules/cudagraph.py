@@ -524,11 +524,10 @@ def findings_for(builder: BuilderInfo, profile: Profile, commit: str | None) -> 
         f"with MTP/EAGLE will see query lengths above the threshold. Either lower the level to "
         f"a single-token one or let the threshold grow."
     )
-    reason_zh = builder.spec_reason_zh or builder.spec_reason
     zh = (
         f"{builder.class_name} 声明支持 {level_zh}（{origin_zh}），但在推测解码下其 decode "
-        f"阈值无法增大（{reason_zh}）；启用 MTP/EAGLE 时完整 CUDA Graph 捕获会遇到超过"
-        f"阈值的 query 长度。应降低为单 token 级别，或让阈值能够随推测 token 数增大。"
+        f"阈值无法增大（{builder.spec_reason_zh}）；启用 MTP/EAGLE 时完整 CUDA Graph 捕获会"
+        f"遇到超过阈值的 query 长度。应降低为单 token 级别，或让阈值能够随推测 token 数增大。"
     )
     rule = str(_cfg(profile, "rule", RULE))
     return [Finding(rule, builder.file, builder.class_name, en, zh, commit=commit)]
