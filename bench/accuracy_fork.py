@@ -183,14 +183,58 @@ def report_check(db: Path) -> dict[str, Any]:
     return out
 
 
+def state_check(db: Path, clone: Path) -> dict[str, Any]:
+    """Every collected PR's ``state_changes`` against the difference of two independent
+    audits (``prkb matrix --rev <parent>`` and ``--rev <commit>``, each from its own tree
+    listing): one model, so they must be equal."""
+    from prkb.analyze.audit import AuditCache, audit_revision
+    from prkb.analyze.state import changes_json, state_changes
+    from prkb.gitobj import GitRepo
+    from prkb.profile import load_profile
+    from prkb.store import Store
+
+    profile = load_profile()
+    out: dict[str, Any] = {"prs": 0, "changes": 0, "unknown": [], "differ": []}
+    cache = AuditCache()
+    with Store(db) as st, GitRepo(clone) as repo:
+        for row in st.conn.execute("SELECT id, ref, raw FROM prs").fetchall():
+            ext = json.loads(row["raw"]).get("prkb") or {}
+            got = ext.get("state_changes")
+            if got is None:
+                out["unknown"].append(row["ref"])
+                continue
+            sha = json.loads(row["raw"])["merge_commit_sha"]
+            parent = ext.get("parent")
+            after = audit_revision(repo, sha, profile, cache=cache).builders
+            before = audit_revision(repo, parent, profile, cache=cache).builders \
+                if parent else None
+            renamed = {}
+            for line in repo.git("diff", "--name-status", "-M", f"{parent}", sha).splitlines() \
+                    if parent else []:
+                parts = line.split("\t")
+                if parts[0].startswith("R") and len(parts) == 3:
+                    renamed[parts[1]] = parts[2]
+            want = changes_json(state_changes(before, after, renamed))
+            out["prs"] += 1
+            out["changes"] += len(got)
+            key = lambda c: json.dumps(c, sort_keys=True)  # noqa: E731
+            if sorted(map(key, got)) != sorted(map(key, want)):
+                out["differ"].append(row["ref"])
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("db")
     ap.add_argument("truth", nargs="?", default=str(HERE / "fork_truth.json"))
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--clone", help="the fork's clone: check every PR's state_changes against "
+                    "two independent audits of its parent and its commit")
     args = ap.parse_args()
     res = compare(Path(args.db), Path(args.truth))
     res["reports"] = report_check(Path(args.db))
+    if args.clone:
+        res["state"] = state_check(Path(args.db), Path(args.clone))
     if args.json:
         print(json.dumps(res, indent=1))
         return 0
@@ -212,7 +256,14 @@ def main() -> int:
         f"{r['warnings']}; warnings the audit's reading does not support: "
         f"{len(r['contradicted'])} {r['contradicted']}"
     )
-    return 0 if not res["differences"] and not res["reports"]["contradicted"] else 1
+    s = res.get("state")
+    if s is not None:
+        print(f"state changes: {s['changes']} in {s['prs']} PRs; equal to the difference of two "
+              f"independent audits except in: {s['differ'] or 'none'}; not read: "
+              f"{s['unknown'] or 'none'}")
+    bad_state = bool(s and (s["differ"] or s["unknown"]))
+    return 0 if not res["differences"] and not res["reports"]["contradicted"] \
+        and not bad_state else 1
 
 
 if __name__ == "__main__":

@@ -34,6 +34,10 @@ Kinds and their fields (PRs are labels such as ``#47144``, or a short commit):
 - ``same-change``: ``class``, ``attr``, ``days``, ``similarity`` (of the titles, 0..1, or
   absent), ``test`` (a test both name, or absent): two PRs change the same declaration
   within ``days``, one closed unmerged.
+- ``stale-restored``: ``class``, ``file``, ``attr`` (the spelling the code stopped reading),
+  ``by`` (the PR whose change left the builder on it), ``pr`` (the PR that puts it back),
+  ``level_before``, ``level_stale``, ``level_after``: the builder's effective level before,
+  while stale, and after (``prkb.graph.stale``).
 """
 
 from __future__ import annotations
@@ -151,6 +155,14 @@ def _one(it: Item) -> str:
             why.append(f"both name {it['test']}")
         return (f"both change {it['class']}.{it['attr']} within {it['days']} days, one closed "
                 f"unmerged; {'; '.join(why)}")
+    if kind == "stale-restored" and not it.get("level_before"):
+        return (f"{it['by']} added {it['class']} on {it['attr']}, which the code did not read "
+                f"({_v(it.get('level_stale'))}); {it['pr']} puts it on the read spelling "
+                f"({_v(it.get('level_after'))})")
+    if kind == "stale-restored":
+        return (f"{it['by']} left {it['class']} on {it['attr']}, which the code no longer read "
+                f"({_v(it.get('level_before'))} -> {_v(it.get('level_stale'))}); {it['pr']} "
+                f"restores it ({_v(it.get('level_after'))})")
     return json.dumps(it, ensure_ascii=False, sort_keys=True)
 
 

@@ -286,6 +286,8 @@ def _write(
                 "platforms": analysis.platforms,
                 "core_paths": analysis.core_paths,
                 "notes": analysis.notes,
+                # the code's state change the collector read (None: not read)
+                "state_changes": (rec.get("prkb") or {}).get("state_changes"),
             }
         ),
     }

@@ -92,6 +92,8 @@ def matrix_rows(
                 "spec_ready": b.spec_ready,
                 "spec_reason": b.spec_reason,
                 "spec_reason_zh": b.spec_reason_zh,
+                # each tracked value in force and where it comes from (analyze/state.py)
+                "values": b.values,
                 "comments": "; ".join(comments),
                 "last_pr": last_pr_for(
                     store, b.class_name.rsplit(".", 1)[-1], profile, reachable, b.file

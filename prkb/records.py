@@ -247,6 +247,12 @@ def normalize_record(obj: Any) -> dict[str, Any]:
                     _ext_item(key, j, it) if key != "notes" else _scrub(it, f"prkb.notes[{j}]")
                     for j, it in enumerate(items)
                 ]
+        if "state_changes" in ext:  # null: the collector did not read the code's state
+            raw_state = ext.get("state_changes")
+            clean["state_changes"] = None if raw_state is None else [
+                _ext_item("state_changes", j, it)
+                for j, it in enumerate(_list(raw_state, "prkb.state_changes"))
+            ]
         out["prkb"] = clean
     return out
 
@@ -276,6 +282,11 @@ _EXT_FIELDS: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {
         {"type": _OPT_STR, "direction": _OPT_STR, "evidence": _OPT_STR, "confidence": _NUM},
     ),
     "lineage": ((), {"commit": _OPT_STR, "file": _OPT_STR, "lines": _NUM}),
+    "state_changes": (
+        ("file", "class", "value"),
+        {"file": _STR, "class": _STR, "value": _STR, "before": _OPT_STR, "after": _OPT_STR,
+         "before_source": _OPT_STR, "after_source": _OPT_STR, "previous_file": _OPT_STR},
+    ),
 }
 
 

@@ -29,6 +29,7 @@ from ..errors import InputError
 from ..gitobj import GitRepo, TreeEntry
 from ..models import Finding
 from ..profile import Profile
+from . import state
 from .hierarchy import ClassRef, Hierarchy, ModuleFacts, module_name, read_imports
 from .symbols import (
     SourceError,
@@ -73,6 +74,10 @@ class BuilderInfo:
     # declarations along the MRO under a spelling the code no longer reads at this revision
     # (``Class.attr``): they decide nothing
     unread: list[str] = field(default_factory=list)
+    # the declared value in force as its source spells it (an older level name), when it differs
+    declared_spelled: str | None = None
+    # each tracked value in force with where it comes from (``state.Tracked.to_json``), by name
+    values: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def level_text(self) -> str:
         """The levels with their conditions (``A when c; B when d``), or the effective value
@@ -99,6 +104,7 @@ class BuilderInfo:
             "decided_by": self.decided_by,
             "support": self.support,
             "unread": self.unread,
+            "values": self.values,
             "is_mla": self.is_mla,
             "spec_ready": self.spec_ready,
             "spec_reason": self.spec_reason,
@@ -504,6 +510,7 @@ def compute_builders(modules: dict[str, ModuleFacts], profile: Profile) -> list[
         # links below the root builder base: the builder and its builder ancestors
         declared_in: str | None = None
         declared_attr: str | None = None
+        declared_spelled: str | None = None
         effective = profile.default_level
         # the spelling the code reads at this revision: the one the root base declares (a
         # subclass still on an older spelling declares a value nothing reads any more)
@@ -521,6 +528,8 @@ def compute_builders(modules: dict[str, ModuleFacts], profile: Profile) -> list[
                 declared_attr = live if live is not None else spelled[-1]  # else the newest
                 effective = cf.values[declared_attr]
                 declared_in = c.qual
+                spelled_as = cf.spelled.get(declared_attr)
+                declared_spelled = spelled_as if spelled_as != effective else None
                 break
         own = [a for a in family if a in facts.values]
         declared = facts.values[own[-1]] if own else None
@@ -562,33 +571,57 @@ def compute_builders(modules: dict[str, ModuleFacts], profile: Profile) -> list[
             got = rules.spec_readiness(chain, is_mla, profile)
             spec_ready, spec_reason = got[0], got[1]
             spec_reason_zh = got[2] if len(got) > 2 else spec_reason
-        out.append(
-            BuilderInfo(
-                class_name=ref.qual,
-                file=ref.file,
-                lineno=facts.lineno,
-                backend_name=backends.get(ref),
-                declared=declared,
-                effective=effective,
-                declared_in=declared_in,
-                declared_attr=declared_attr,
-                dynamic=bool(dyn_reasons),
-                dynamic_reason="; ".join(dyn_reasons) or None,
-                unread=unread,
-                condition=condition,
-                levels=levels,
-                is_mla=is_mla,
-                spec_ready=spec_ready,
-                spec_reason=spec_reason,
-                spec_reason_zh=spec_reason_zh,
-                bases=list(facts.bases),
-                ancestors=[c.qual for c in mro[1:]],
-                alternatives=alternatives,
-                decided_by=decided_by,
-                support=support,
-            )
+        info = BuilderInfo(
+            class_name=ref.qual,
+            file=ref.file,
+            lineno=facts.lineno,
+            backend_name=backends.get(ref),
+            declared=declared,
+            effective=effective,
+            declared_in=declared_in,
+            declared_attr=declared_attr,
+            dynamic=bool(dyn_reasons),
+            dynamic_reason="; ".join(dyn_reasons) or None,
+            unread=unread,
+            condition=condition,
+            levels=levels,
+            is_mla=is_mla,
+            spec_ready=spec_ready,
+            spec_reason=spec_reason,
+            spec_reason_zh=spec_reason_zh,
+            bases=list(facts.bases),
+            ancestors=[c.qual for c in mro[1:]],
+            alternatives=alternatives,
+            decided_by=decided_by,
+            support=support,
+            declared_spelled=declared_spelled,
         )
+        info.values = _tracked(hier, ref, mro, info, profile, roots)
+        out.append(info)
     out.sort(key=lambda b: (b.file, b.lineno))
+    return out
+
+
+def _tracked(
+    hier: Hierarchy, ref: ClassRef, mro: list[ClassRef], info: BuilderInfo, profile: Profile,
+    roots: set[str],
+) -> dict[str, dict[str, Any]]:
+    """Each tracked value of the builder in force, with where it comes from
+    (:mod:`prkb.analyze.state`)."""
+    audit = profile.audit
+    out = {profile.display: state.symbol_value(ref, mro, info).to_json()}
+    call = str(audit.get("reorder_call") or "")
+    for attr in [audit.get("threshold_attr"), *audit.get("split_attrs", [])]:
+        if attr:
+            got = state.threshold_value(hier, ref, mro, str(attr), call if attr ==
+                                        audit.get("threshold_attr") else "", roots)
+            if got.value is not None or attr == audit.get("threshold_attr"):
+                out[str(attr)] = got.to_json()
+    qattr = str(audit.get("query_len_attr") or "")
+    if qattr:
+        q = state.query_len_value(hier, ref, mro, qattr)
+        if q is not None:
+            out[qattr] = q.to_json()
     return out
 
 

@@ -31,6 +31,18 @@ Everything here is codes, names and levels; a template words them per language. 
   from or to a bool     unknown, ``bool-value`` (a bool spelling is no level)
   ====================  =========================================================
 
+  When the PR's state change is known (:class:`Prior`, the effective values at its parent and
+  its commit, :mod:`prkb.analyze.state`), an added, removed, renamed or moved declaration, a
+  bool one, or one whose builder is or was on a stale spelling is read from the effective
+  values instead (:func:`_effects_from_state`): a new builder adds a row (``new-builder``)
+  then the risk of its level; an unchanged effective value is ``same-effective``; else a
+  raise or a lowering between the effective levels, ``basis`` ``inherited`` (the level the
+  new declaration replaces, with the class and file it came from), ``now-inherits``,
+  ``stale`` (a level lost because the builder is left on a spelling the code no longer reads:
+  nobody gains), ``restored`` or ``state``. A builder whose declarations the PR did not
+  change but whose effective value changed (through a base, or left stale) gets the same
+  reading (direction ``inherited``; ``basis`` ``base-changed``, ``stale`` ...).
+
   ``party`` is ``spec-decode-users`` when the change crosses the profile's
   ``[audit] flag_levels`` boundary (one side needs the speculative-decoding threshold, the
   other not), else ``backend-users``. ``audit`` on a ``correctness-risk`` says what the
@@ -97,6 +109,29 @@ class Effect:
     unless: str | None = None
     level_before: str | None = None
     level_after: str | None = None
+    # the class and file a compared level comes from (basis ``inherited`` or ``now-inherits``)
+    from_class: str | None = None
+    from_file: str | None = None
+    stale_attr: str | None = None  # ``left-stale``: the spelling the code no longer reads
+
+
+@dataclass(frozen=True)
+class Prior:
+    """What the code's state change (:mod:`prkb.analyze.state`) says of a builder's symbol:
+    its effective value at the PR's parent and at its commit, with where each comes from.
+    ``before_source`` None: the class was no builder at the parent (new)."""
+
+    before: str | None
+    before_source: str | None
+    before_origin: str | None
+    after: str | None
+    after_source: str | None
+    after_origin: str | None
+    stale_attr: str | None = None  # after ``stale``: the spelling the code no longer reads
+
+
+# a builder whose symbol the state change does not list: its effective value did not change
+UNCHANGED = Prior(None, "unchanged", None, None, "unchanged", None)
 
 
 @dataclass(frozen=True)
@@ -175,12 +210,91 @@ def _audit_reading(
 
 def effects_of(
     change: SymbolChange, profile: Profile, findings: list[Finding],
-    spec_ready: dict[tuple[str, str], bool | None],
+    spec_ready: dict[tuple[str, str], bool | None], prior: Prior | None = None,
 ) -> list[Effect]:
     """The effects of one declaration change (the table of the module's docstring), each
-    with the change's file."""
+    with the change's file. ``prior``: what the code's state change says of this builder
+    (None: not known), which replaces the guesses an added or removed declaration needs."""
+    if prior is not None and (
+        change.direction in ("added", "removed", "renamed", "moved")
+        or "stale" in (prior.before_source, prior.after_source)
+        or profile.is_bool_value(change.before) or profile.is_bool_value(change.after)
+    ):
+        read = _effects_from_state(change, profile, findings, spec_ready, prior)
+        if read is not None:
+            return [replace(e, file=change.file) for e in read]
     return [replace(e, file=change.file)
             for e in _effects(change, profile, findings, spec_ready)]
+
+
+def _inherited_name(source: str | None) -> str | None:
+    return source.split(":", 1)[1] if source and source.startswith("inherited:") else None
+
+
+def _effects_from_state(
+    change: SymbolChange, profile: Profile, findings: list[Finding],
+    spec_ready: dict[tuple[str, str], bool | None], prior: Prior,
+) -> list[Effect] | None:
+    """An added or removed declaration read against the effective values at both revisions:
+
+    - a new builder (no builder of that class and file at the parent) adds a row and takes
+      nothing from any other (``new-builder``), then the risk of the level it claims;
+    - an effective value that did not change (the class declares what it inherited, or
+      inherits what it declared): nobody gains or pays (``same-effective``);
+    - otherwise a raise or a lowering between the two effective levels, ``basis``
+      ``inherited`` (an added declaration replaces an inherited level) or ``now-inherits``
+      (a removed one gives way to an inherited level), with the class it comes from.
+
+    None when a side is no plain level (an expression, a bool, a run-time decision)."""
+    who = change.class_name
+    if prior is UNCHANGED:
+        if change.direction in ("renamed", "moved"):
+            return None  # what a rename or a move says already: nothing changed
+        return [Effect(who, BACKEND_USERS, NEITHER, "same-effective")]
+    if change.direction in ("added", "inherited") and prior.before_source is None:
+        risk = [e for e in _effects(change, profile, findings, spec_ready)
+                if e.reason == "correctness-risk"]
+        party = risk[0].party if risk else BACKEND_USERS
+        return [Effect(who, party, NEITHER, "new-builder", "new-builder",
+                       level_after=prior.after), *risk]
+    origin: tuple[str | None, str | None] = (None, None)
+    if prior.after_source == "stale" and prior.before_source is not None:
+        # left on a spelling the code no longer reads: a level lost by accident, no fix
+        return [Effect(who, BACKEND_USERS, PAYS, "left-stale", "stale", None, "", None, None,
+                       prior.before, prior.after, stale_attr=prior.stale_attr)]
+    if prior.after_source == "stale":
+        basis = "stale"
+    elif prior.before_source == "stale":  # back on the spelling the code reads
+        basis = "restored"
+    elif change.direction == "inherited":  # a class the PR did not change: through a base
+        basis = "base-changed"
+        origin = (_inherited_name(prior.after_source) or _inherited_name(prior.before_source),
+                  prior.after_origin or prior.before_origin)
+    elif change.direction == "added":
+        basis, origin = "inherited", (_inherited_name(prior.before_source), prior.before_origin)
+    elif change.direction == "removed":
+        basis, origin = "now-inherits", (_inherited_name(prior.after_source), prior.after_origin)
+    else:
+        basis = "state"
+    if profile.is_bool_value(prior.before) or profile.is_bool_value(prior.after):
+        return [Effect(who, BACKEND_USERS, UNKNOWN, "bool-value", basis, None, "", None, None,
+                       prior.before, prior.after, origin[0], origin[1])]
+    rank_b, rank_a = profile.level_rank(prior.before), profile.level_rank(prior.after)
+    if rank_b is None or rank_a is None or prior.before is None or prior.after is None:
+        if change.direction != "inherited":
+            return None  # the declaration change's own reading says it
+        reason = "decided-at-run-time" if str(prior.after or "").startswith("dynamic") \
+            else "expression-changed"
+        return [Effect(who, BACKEND_USERS, DEPENDS if reason.startswith("decided") else UNKNOWN,
+                       reason, basis, None, "", None, None, prior.before, prior.after,
+                       origin[0], origin[1])]
+    if rank_a == rank_b:
+        return [Effect(who, BACKEND_USERS, NEITHER, "same-effective")]
+    there = replace(change, before=prior.before, after=prior.after,
+                    direction="raised" if rank_a > rank_b else "lowered")
+    read = _effects(there, profile, findings, spec_ready)
+    return [replace(e, basis=basis, level_before=prior.before, level_after=prior.after,
+                    from_class=origin[0], from_file=origin[1]) for e in read]
 
 
 def _effects(
@@ -234,17 +348,43 @@ def _effects(
     return [Effect(who, party, UNKNOWN, "expression-changed")]
 
 
+def priors(
+    state_changes: list[dict[str, Any]] | None, changes: list[SymbolChange], symbol: str,
+    builders: set[tuple[str, str]],
+) -> dict[tuple[str, str], Prior]:
+    """(class, file) -> :class:`Prior` for each changed builder, from the PR's stored state
+    changes of ``symbol`` (:data:`UNCHANGED` for a builder at the PR's commit, one of
+    ``builders``, that they do not list); empty when the state change was not read. A
+    changed class that is no builder (the root base itself) gets no entry: unknown."""
+    if state_changes is None:
+        return {}
+    out: dict[tuple[str, str], Prior] = {}
+    for c in state_changes:
+        if c.get("value") == symbol:
+            stale = c.get("after_stale") or []
+            out[(str(c["class"]), str(c["file"]))] = Prior(
+                c.get("before"), c.get("before_source"), c.get("before_origin_file"),
+                c.get("after"), c.get("after_source"), c.get("after_origin_file"),
+                str(stale[0]).rsplit(".", 1)[-1] if stale else None)
+    for ch in changes:
+        if (ch.class_name, ch.file) in builders:
+            out.setdefault((ch.class_name, ch.file), UNCHANGED)
+    return out
+
+
 def scope_of(
     record: dict[str, Any],
     changes: list[SymbolChange],
     findings: list[Finding],
     profile: Profile,
     spec_ready: dict[tuple[str, str], bool | None] | None = None,
+    prior: dict[tuple[str, str], Prior] | None = None,
 ) -> Scope:
     """The scope of one PR. ``changes``: its symbol changes; ``findings``: the audit's findings
     for it; ``spec_ready``: (class, file) -> the audit's stored reading of whether its
     threshold grows with speculative tokens (``builder_levels.spec_ready`` at the PR's
-    commit), None unread."""
+    commit), None unread; ``prior``: what the code's state change says of each changed
+    builder (:func:`priors`), empty when it was not read."""
     ready = spec_ready or {}
     builders = tuple(
         BuilderFact(
@@ -253,7 +393,21 @@ def scope_of(
         )
         for c in changes
     )
-    effects = tuple(e for c in changes for e in effects_of(c, profile, findings, ready))
+    known = prior or {}
+    # builders the PR changed no declaration of, whose effective value changed all the same
+    # (they inherit what it changed, or are left on a spelling it stopped reading)
+    changed = {(c.class_name, c.file) for c in changes}
+    through = [SymbolChange(file, cls, profile.display, p.before, p.after, "inherited")
+               for (cls, file), p in sorted(known.items(), key=lambda kv: (kv[0][1], kv[0][0]))
+               if (cls, file) not in changed and p is not UNCHANGED]
+    effects = tuple(e for c in changes for e in effects_of(
+        c, profile, findings, ready, known.get((c.class_name, c.file))))
+    effects += tuple(replace(e, file=c.file) for c in through for e in (
+        _effects_from_state(c, profile, findings, ready, known[(c.class_name, c.file)]) or []))
+    builders += tuple(
+        BuilderFact(c.class_name, c.file, c.attr, c.before, c.after, c.direction,
+                    tuple(p.code for p in profile.platforms_for([c.file], "")))
+        for c in through)
     paths = [str(f.get("filename")) for f in record.get("files") or [] if f.get("filename")]
     return Scope(
         platforms=platforms_of(record, profile),

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..analyze.state import changes_json, state_changes
 from ..analyze.symbols import (
     ClassFacts,
     diff_declarations,
@@ -1081,6 +1082,7 @@ def _mine_commit(run: _Run, sha: str, matched: set[str]) -> Iterator[Collected]:
     lineage_rows = blamer.start(jobs) if blamer is not None else None
     findings: list[dict[str, Any]] = []
     levels: list[dict[str, Any]] = []
+    state: list[dict[str, Any]] | None = None  # None: the audit did not run
     if auditor is not None:
         try:
             now, before_res = auditor.run_pair(sha, parent, raw)
@@ -1095,6 +1097,12 @@ def _mine_commit(run: _Run, sha: str, matched: set[str]) -> Iterator[Collected]:
                     findings.append({**f.to_json(), "commit": sha})
             if hasattr(auditor.mod, "builder_levels_rows"):
                 levels = auditor.mod.builder_levels_rows(now)
+            if profile.audit.get("builder_bases"):  # else the audit reads no builder
+                renamed = {rc.old_path: rc.path for rc in raw
+                           if rc.status == "R" and rc.old_path}
+                state = changes_json(state_changes(
+                    before_res.builders if before_res is not None else None, now.builders,
+                    renamed))
     files = []
     for rc in raw:
         add, dele = (counts or {}).get(rc.path, (0, 0))
@@ -1149,6 +1157,7 @@ def _mine_commit(run: _Run, sha: str, matched: set[str]) -> Iterator[Collected]:
             "symbol_changes": [c.to_json() for c in changes],
             "findings": findings,
             "builder_levels": levels,
+            "state_changes": state,
             "lineage": lineage_rows.result() if lineage_rows is not None else [],
             "notes": notes,
         },

@@ -213,6 +213,13 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _side(value: str | None, source: str | None) -> str:
+    """One side of a state change for ``show``: ``VALUE [source]``, ``no builder``, ``unset``."""
+    if source is None:
+        return "no builder"
+    return f"{value if value is not None else 'unset'} [{source}]"
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     with open_store(args) as store:
         facts = store.pr_facts(args.number)
@@ -234,6 +241,13 @@ def cmd_show(args: argparse.Namespace) -> int:
         )
     if not facts["symbol_changes"]:
         print("  no declaration change recorded")
+    if facts["state_changes"] is None:
+        print(safe_term(f"  effective state: {facts['state_changes_unknown']}"))
+    for c in facts["state_changes"] or []:
+        print(safe_term(
+            f"  effective {c['value']} of {c['class']} ({c['file']}): "
+            f"{_side(c['before'], c['before_source'])} -> {_side(c['after'], c['after_source'])}"
+        ))
     for note in facts.get("notes", []):
         print(safe_term(f"  note: {note}"))
     if facts["risk_tags"]:

@@ -40,6 +40,7 @@ from .lineage import (
 )
 from .nodes import key_number, key_order, show_key
 from .relations import RELATION_TYPES, Reference, RuleSet, default_rules, relations_of_record
+from .stale import stale_relations
 
 
 @dataclass
@@ -244,6 +245,7 @@ def derive_relations(
     regress = regression_candidates(events, profile, rules)
     lineage, unmapped = lineage_relations(store, profile, rules, culprits)
     alts = code_alternatives(store, profile, rules)
+    restored = stale_relations(store, profile)
     counts = {
         "text_cues": len(text),
         "timeline_cues": len(timeline),
@@ -251,9 +253,11 @@ def derive_relations(
         "lineage_cues": len(lineage),
         "lineage_unmapped_commits": unmapped,
         "code_alternatives": len(alts),
+        "stale_restored": len(restored),
     }
     prs = {p.key: (str(p.state), str(p.created_at or "")) for p in store.graph_prs()}
-    found = text_names_the_culprit([*text, *timeline, *regress, *lineage, *alts], culprits)
+    found = text_names_the_culprit([*text, *timeline, *regress, *lineage, *alts, *restored],
+                                   culprits)
     found = closed_fixes(found, {k: v[0] for k, v in prs.items()})
     found = replacements(found, prs)
     return resolve(found, rules), counts

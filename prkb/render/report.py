@@ -21,7 +21,7 @@ import jinja2
 from ..analyze.conditions import condition_shift
 from ..analyze.excerpt import Excerpt, changed_lines, excerpt_from_patch, excerpt_from_source
 from ..analyze.risk import is_declaration_core, platform_split, risk_tags_for
-from ..analyze.scope import Scope, scope_of
+from ..analyze.scope import Scope, priors, scope_of
 from ..analyze.topics import synthesize
 from ..errors import InputError
 from ..evidence import is_inferred
@@ -337,8 +337,48 @@ def _topic(t: Any) -> dict[str, Any]:
     }
 
 
+# effect bases whose levels are the builder's effective ones at both revisions
+READ_FROM_STATE = ("inherited", "now-inherits", "new-builder", "stale", "restored", "state",
+                   "base-changed")
+
+
+def _side(c: dict[str, Any], side: str) -> dict[str, Any]:
+    """One side of a state change for the template: ``kind`` (``no-builder`` for a class
+    that is no builder there, else the source's kind), the class it comes from, its value."""
+    source = c.get(f"{side}_source")
+    if source is None:
+        return {"kind": "no-builder"}
+    kind, _, origin = str(source).partition(":")
+    return {"kind": kind, "from": origin or None, "value": c.get(side),
+            "written": c.get(f"{side}_written"), "origin_file": c.get(f"{side}_origin_file"),
+            "stale": [s.rsplit(".", 1)[-1] for s in c.get(f"{side}_stale") or []]}
+
+
+def state_facts(facts: dict[str, Any], profile: Profile) -> dict[str, Any]:
+    """The code's state change of the PR (:mod:`prkb.analyze.state`) as the report says it:
+    ``known`` (False: ``reason`` says why, ``no-audit`` or ``no-clone``), and each changed
+    tracked value of each builder, the profile's symbol first, then by file and class.
+    ``outside``: how many of them are builders in files the PR did not change (they inherit
+    what it changed, or are left on a spelling it stopped reading)."""
+    got = facts.get("state_changes")
+    if got is None:  # from git without the audit, or from elsewhere: no clone was read
+        reason = "no-audit" if facts["source"] in ("git", "git+github") else "no-clone"
+        return {"known": False, "reason": reason, "changes": [], "outside": 0}
+    paths = {f["path"] for f in facts["files"]}
+    rows = [
+        {"class": c["class"], "file": c["file"], "value": c["value"],
+         "previous_file": c.get("previous_file"), "before": _side(c, "before"),
+         "after": _side(c, "after"), "outside": c["file"] not in paths}
+        for c in got
+    ]
+    rows.sort(key=lambda r: (r["value"] != profile.display, r["file"], r["class"], r["value"]))
+    return {"known": True, "reason": None, "changes": rows,
+            "outside": sum(r["outside"] for r in rows)}
+
+
 def _builders(
     scope: Scope, changes: list[dict[str, Any]], spec: dict[str, Any], profile: Profile,
+    read_none: set[tuple[str, str]],
 ) -> list[dict[str, Any]]:
     """The changed builders, each once (class and file), with the effects of its changes;
     ``platforms`` are codes (``localize`` labels them). An effect's values are shown as the
@@ -349,14 +389,18 @@ def _builders(
         if key not in out:
             out[key] = {"class_name": b.class_name, "file": b.file,
                         "platforms": list(b.platforms), "effects": []}
+    # builders the audit read at the PR's commit and found reordering no batch (``read_none``:
+    # a ``builder_levels`` row whose spec_ready is null)
     outside = {(c["class"], c["file"]) for c in spec["classes"]
-               if c["state"] == "not-applicable"}
+               if c["state"] == "not-applicable"} | read_none
     for e in scope.effects:  # each to the builder of its file and class
         ch = next((c for c in changes if c["class"] == e.builder and c["file"] == e.file), None)
         item = {**vars(e), **{k: profile.value_text(ch[k], ch["attr"])
                               if ch and ch[k] is not None else None
                               for k in ("before", "after")}}
-        if e.when is not None:  # a conditional value read where it changed: those levels
+        if e.when is not None or e.basis in READ_FROM_STATE:
+            # a conditional value read where it changed, or the effective levels at both
+            # revisions: those levels
             item["before"], item["after"] = e.level_before, e.level_after
         if item["audit"] == "not-checked" and (e.builder, e.file) in outside:
             item["audit"] = "not-applicable"  # the audit read it: the rule does not apply
@@ -600,10 +644,8 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
     # risks: tags with reasons, core rule, platforms, features, findings
     has_dep = any(r["type"] == "depends-on" and r["direction"] == "out" for r in relations)
     findings_m = [Finding.from_json(x) for x in facts["findings"]]
-    tags, why = risk_tags_for(
-        rec, [SymbolChange.from_json(c) for c in facts["symbol_changes"]], findings_m, profile,
-        has_dependency=has_dep,
-    )
+    symbol_changes = [SymbolChange.from_json(c) for c in facts["symbol_changes"]]
+    tags, why = risk_tags_for(rec, symbol_changes, findings_m, profile, has_dependency=has_dep)
     codes = {t.code for t in tags} | {t["code"] for t in facts["risk_tags"]}
     decl_core = sorted({c["file"] for c in changes if c["core"]})
     plats = platform_split([f["filename"] for f in rec.get("files") or []],
@@ -625,10 +667,17 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
     # the test files of the key files first (those that name the symbol), then the others
     tests_touched = sorted(facts["tests_touched"], key=lambda p: (p not in shown_paths, p))
     findings = facts["findings"]  # messages of the language: localize()
-    ready = {(c["class"], c["file"]): (None if c["state"] in ("unchecked", "not-applicable")
-                                       else c["state"] == "ready") for c in spec["classes"]}
-    scope = scope_of(rec, [SymbolChange.from_json(c) for c in facts["symbol_changes"]],
-                     findings_m, profile, ready)
+    # the audit's reading at the PR's commit of every builder (those it changed and those the
+    # state change reaches through a base), the changed ones as the spec reading says
+    levels_now = ext.get("builder_levels") or []
+    ready: dict[tuple[str, str], bool | None] = {
+        (str(b.get("class")), str(b.get("file"))): b.get("spec_ready") for b in levels_now}
+    ready.update({(c["class"], c["file"]): (None if c["state"] in ("unchecked", "not-applicable")
+                                            else c["state"] == "ready")
+                  for c in spec["classes"]})
+    scope = scope_of(rec, symbol_changes, findings_m, profile, ready,
+                     priors(facts.get("state_changes"), symbol_changes, profile.display,
+                            {(str(b.get("class")), str(b.get("file"))) for b in levels_now}))
 
     return {
         "profile": {
@@ -672,6 +721,7 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
             "sections": [vars(s) for s in sections],
         },
         "changes": changes,
+        "state": state_facts(facts, profile),
         "calls": calls_shown,
         "calls_more": calls_more,
         "spec": spec,
@@ -700,7 +750,9 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
             "title_platforms": plats.title_only,
             "features": [{"name": f.name, "where": list(f.where)} for f in scope.features],
             # each changed builder once, with its effects (who gains, who pays, why)
-            "builders": _builders(scope, changes, spec, profile),
+            "builders": _builders(scope, changes, spec, profile, {
+                (str(b.get("class")), str(b.get("file"))) for b in levels_now
+                if b.get("spec_ready") is None}),
             "findings": findings,
             "flag_raise": any(c["flag_level"] and c["direction"] in ("raised", "added")
                               for c in changes),

@@ -73,6 +73,19 @@ class GraphQueries(StoreBase):
         for r in self.conn.execute(sql + " ORDER BY p.id", args):
             yield _pr_node(r), json_value(r["raw"], {})
 
+    def state_change_rows(self, containing: str) -> list[tuple[PrNode, list[dict[str, Any]]]]:
+        """(PR, its stored state changes) of the PRs whose analysis text contains
+        ``containing`` (a cheap filter before decoding, e.g. ``'"stale"'``), by id."""
+        out = []
+        for r in self.conn.execute(
+            f"SELECT {_PR_COLUMNS}, p.analysis FROM prs p WHERE p.analysis LIKE ?"
+            " ORDER BY p.id", (f"%{containing}%",)
+        ):
+            got = json_value(r["analysis"], {}).get("state_changes")
+            if isinstance(got, list):
+                out.append((_pr_node(r), [c for c in got if isinstance(c, dict)]))
+        return out
+
     def pr_node_keys(self) -> list[tuple[int, str]]:
         """(prs.id, graph node key) of every stored record."""
         return [

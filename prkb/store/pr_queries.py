@@ -406,6 +406,10 @@ class PrQueries(StoreBase):
             "platforms": analysis.get("platforms", []),
             "core_paths": analysis.get("core_paths", []),
             "notes": analysis.get("notes", []),
+            "state_changes": analysis.get("state_changes"),
+            "state_changes_unknown": (
+                None if analysis.get("state_changes") is not None
+                else state_unknown_reason(row["source"])),
             "risk_tags": tags,
             "findings": findings,
             "relations": relations,
@@ -428,6 +432,16 @@ class PrQueries(StoreBase):
         """The snapshot-shaped record a ``prs`` row was stored from."""
         rec: dict[str, Any] = json.loads(row["raw"])
         return rec
+
+
+def state_unknown_reason(source: str | None) -> str:
+    """Why a PR has no state change: the code's state is read from a clone, at the PR's
+    commit and its first parent, by ``prkb collect git`` (with its audit)."""
+    if source in ("git", "git+github"):
+        return ("unknown: the consistency audit did not run for this commit (--no-audit, a "
+                "profile without [audit], or a record collected before prkb read the state)")
+    return (f"unknown: the clone is not known (collected from {source or 'an import'}; "
+            "prkb collect git reads the state)")
 
 
 def _other(key: str) -> int | str:

@@ -1,0 +1,304 @@
+"""The code's effective state at a revision, and a PR's change of it.
+
+One reading of the code that every output repeats. For each builder (a class below the
+profile's ``audit.builder_bases``, by file and class) and each *tracked value* of the profile
+(the symbol under the profile's display name, then the inputs of the audit rule: the decode
+threshold, the split thresholds, the query-length attribute), the value in force
+at that revision and where it comes from (:class:`Tracked`):
+
+==================  ==========================================================================
+``declared``        the class's own class-body assignment
+``inherited:<C>``   the nearest class ``C`` of the MRO that sets it (``origin_file`` its file)
+``init``            set by the class's own ``__init__`` (an assignment, ``+=`` or the
+                    profile's helper call); the value is the expression as written, a ``+=``
+                    applied to the value before it (``1 + self.num_spec_tokens``)
+``method``          decided at run time by an overriding method (``dynamic: <returns>``)
+``stale``           the class declares a spelling the code at that revision no longer reads
+                    (the root builder base declares another one), so the value is what it
+                    falls back to
+``default``         the root builder base's own value (or the profile's default level)
+``absent``          nothing sets it (``value`` None)
+==================  ==========================================================================
+
+A value is text: today's level name for a level (``written`` keeps an older name as the source
+spells it), a literal, or an expression as written. :func:`state_changes` compares two
+readings (a PR's first parent and its commit) and lists each tracked value of each builder
+whose value changed, in the shape ``prkb show --json`` prints as ``state_changes``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from .symbols import ThresholdSet
+
+if TYPE_CHECKING:
+    from .hierarchy import ClassRef, Hierarchy
+
+DECLARED, INIT, METHOD, STALE, DEFAULT, ABSENT = (
+    "declared", "init", "method", "stale", "default", "absent")
+INHERITED = "inherited:"
+
+
+@dataclass(frozen=True)
+class Tracked:
+    """One tracked value of one builder at one revision."""
+
+    value: str | None  # None: absent
+    source: str  # declared, inherited:<Class>, init, method, stale, default, absent
+    origin_file: str | None = None  # the file of the class the value comes from
+    written: str | None = None  # the value as the source spells it, when it differs
+    stale: tuple[str, ...] = ()  # ``Class.attr`` declarations the code does not read
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"value": self.value, "source": self.source}
+        if self.origin_file:
+            out["origin_file"] = self.origin_file
+        if self.written and self.written != self.value:
+            out["written"] = self.written
+        if self.stale:
+            out["stale"] = list(self.stale)
+        return out
+
+    @staticmethod
+    def from_json(d: dict[str, Any]) -> Tracked:
+        return Tracked(
+            d.get("value"), str(d.get("source") or ABSENT), d.get("origin_file"),
+            d.get("written"), tuple(d.get("stale") or ()),
+        )
+
+
+def _source(owner: ClassRef, ref: ClassRef, own: str) -> str:
+    return own if owner == ref else f"{INHERITED}{owner.qual}"
+
+
+class Reading(Protocol):
+    """What the audit read of one builder's symbol (``audit.BuilderInfo``)."""
+
+    class_name: str
+    file: str
+    effective: str
+    declared_in: str | None
+    declared_spelled: str | None
+    decided_by: str | None
+    support: str | None
+    unread: list[str]
+    values: dict[str, dict[str, Any]]
+
+
+def symbol_value(ref: ClassRef, mro: Sequence[ClassRef], b: Reading) -> Tracked:
+    """The symbol's value in force for builder ``ref`` (the audit's reading of it)."""
+    by_qual = {c.qual: c for c in mro}
+    stale = tuple(b.unread)
+    if b.decided_by is not None:
+        owner = by_qual.get(b.decided_by)
+        return Tracked(f"dynamic: {b.support or 'unknown'}", METHOD,
+                       owner.file if owner is not None else None, None, stale)
+    if b.declared_in is None:
+        return Tracked(b.effective, STALE if stale else DEFAULT, None, None, stale)
+    owner = by_qual.get(b.declared_in)
+    file = owner.file if owner is not None else None
+    written = b.declared_spelled
+    if stale:
+        return Tracked(b.effective, STALE, file, written, stale)
+    src = DECLARED if b.declared_in == ref.qual else f"{INHERITED}{b.declared_in}"
+    return Tracked(b.effective, src, file, written)
+
+
+def _wrap(text: str) -> str:
+    return f"({text})" if any(op in text for op in (" + ", " - ", " if ", " or ", " and ")) \
+        else text
+
+
+def _call_text(ts: ThresholdSet) -> str:
+    call = ts.call
+    if call is None:
+        return f"{ts.attr}()"
+    args = [*call.args, *(f"{k}={v}" for k, v in call.keywords.items())]
+    return f"{ts.attr}({', '.join(args)})"
+
+
+def _apply(prev: str | None, sets: Iterable[ThresholdSet]) -> str | None:
+    """The value the statements leave, written out: ``=`` replaces, ``op=`` applies the
+    operator to the value before it, a call stands as written; a statement that may not run
+    keeps the value before it possible."""
+    value = prev
+    for ts in sets:
+        if ts.kind == "call":
+            new = _call_text(ts)
+        elif ts.kind == "augassign":
+            base = _wrap(value) if value is not None else f"self.{ts.attr}"
+            new = f"{base} {ts.op} {_wrap(ts.value or '')}"
+        else:
+            new = ts.value or ""
+        if ts.conditional and value is not None:
+            new = f"{new} (when its condition holds; else {value})"
+        value = new
+    return value
+
+
+def threshold_value(
+    hier: Hierarchy,
+    ref: ClassRef,
+    mro: Sequence[ClassRef],
+    attr: str,
+    call: str,
+    roots: set[str],
+) -> Tracked:
+    """Where builder ``ref``'s instance attribute ``attr`` comes from: the nearest
+    ``__init__`` that sets it (an assignment, an augmented one, or the helper ``call``;
+    parents' ``__init__`` run first unless one does not call its parent's), applied to the
+    class attribute in force before it; else the class attribute along the MRO."""
+    links: list[ClassRef] = []
+    for c in mro:
+        if c.name in roots:
+            break
+        links.append(c)
+
+    def sets_of(c: ClassRef) -> list[ThresholdSet]:
+        facts = hier.facts(c)
+        if facts is None:
+            return []
+        return [t for t in facts.threshold
+                if (t.kind == "call" and call and t.attr == call)
+                or (t.kind != "call" and t.attr == attr)]
+
+    def class_attr() -> Tracked:
+        for c in mro:
+            facts = hier.facts(c)
+            if facts is not None and attr in facts.values:
+                src = DEFAULT if c.name in roots else _source(c, ref, DECLARED)
+                return Tracked(facts.values[attr], src, c.file)
+        return Tracked(None, ABSENT)
+
+    def from_init(start: int) -> tuple[str | None, ClassRef] | None:
+        for j in range(start, len(links)):
+            facts = hier.facts(links[j])
+            if facts is None:
+                return None
+            sets = sets_of(links[j])
+            if sets:
+                before: str | None = None
+                if facts.init_calls_super is not False:
+                    got = from_init(j + 1)
+                    before = got[0] if got is not None else None
+                if before is None:
+                    before = class_attr().value
+                return _apply(before, sets), links[j]
+            if facts.init_calls_super is False:
+                return None
+        return None
+
+    got = from_init(0)
+    if got is not None:
+        value, owner = got
+        return Tracked(value, _source(owner, ref, INIT), owner.file)
+    return class_attr()
+
+
+def query_len_value(
+    hier: Hierarchy, ref: ClassRef, mro: Sequence[ClassRef], attr: str
+) -> Tracked | None:
+    """The query-length class attribute in force; None when no class of the MRO declares it
+    (a revision before the attribute existed: not tracked there)."""
+    for c in mro:
+        facts = hier.facts(c)
+        if facts is not None and attr in facts.values:
+            return Tracked(facts.values[attr], _source(c, ref, DECLARED), c.file)
+    return None
+
+
+# --- a PR's change ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StateChange:
+    """One tracked value of one builder whose value differs between two revisions."""
+
+    file: str
+    class_name: str
+    value: str  # the tracked value's name
+    before: Tracked | None  # None: the class does not exist at the first revision
+    after: Tracked | None
+    previous_file: str | None = None  # a class whose file was renamed by the change
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "file": self.file,
+            "class": self.class_name,
+            "value": self.value,
+            "before": self.before.value if self.before else None,
+            "after": self.after.value if self.after else None,
+            "before_source": self.before.source if self.before else None,
+            "after_source": self.after.source if self.after else None,
+        }
+        for side, t in (("before", self.before), ("after", self.after)):
+            if t is not None and t.origin_file:
+                out[f"{side}_origin_file"] = t.origin_file
+            if t is not None and t.written and t.written != t.value:
+                out[f"{side}_written"] = t.written
+            if t is not None and t.stale:
+                out[f"{side}_stale"] = list(t.stale)
+        if self.previous_file:
+            out["previous_file"] = self.previous_file
+        return out
+
+
+def _values(b: Reading) -> dict[str, Tracked]:
+    return {k: Tracked.from_json(v) for k, v in (b.values or {}).items()}
+
+
+def state_changes(
+    before: Iterable[Reading] | None,
+    after: Iterable[Reading],
+    renamed: dict[str, str] | None = None,
+) -> list[StateChange]:
+    """Every tracked value of every builder whose value differs from ``before`` (the first
+    parent's builders; None for a root commit) to ``after``. ``renamed``: old path -> new path
+    of the files the change renamed; a class that only moved with its file is compared with
+    itself at the old path (and listed with ``previous_file`` only when a value changed)."""
+    old = {(b.file, b.class_name): b for b in before or []}
+    new = {(b.file, b.class_name): b for b in after}
+    moves = {new_path: old_path for old_path, new_path in (renamed or {}).items()}
+    out: list[StateChange] = []
+    seen_old: set[tuple[str, str]] = set()
+    for key in sorted(new):
+        file, cls = key
+        b_new = new[key]
+        prev_key = key if key in old else None
+        previous_file = None
+        if prev_key is None and file in moves and (moves[file], cls) in old:
+            prev_key, previous_file = (moves[file], cls), moves[file]
+        b_old = old.get(prev_key) if prev_key is not None else None
+        if prev_key is not None:
+            seen_old.add(prev_key)
+        out += _diff(file, cls, b_old, b_new, previous_file)
+    for key in sorted(set(old) - seen_old):
+        out += _diff(key[0], key[1], old[key], None, None)
+    return out
+
+
+def _diff(file: str, cls: str, b_old: Reading | None, b_new: Reading | None,
+          previous_file: str | None) -> list[StateChange]:
+    va = _values(b_old) if b_old is not None else {}
+    vb = _values(b_new) if b_new is not None else {}
+    out = []
+    for name in list(dict.fromkeys([*vb, *va])):
+        ta = va.get(name) if b_old is not None else None
+        tb = vb.get(name) if b_new is not None else None
+        a_val = ta.value if ta is not None else None
+        b_val = tb.value if tb is not None else None
+        if a_val == b_val:
+            continue
+        if b_old is not None and ta is None:
+            ta = Tracked(None, ABSENT)
+        if b_new is not None and tb is None:
+            tb = Tracked(None, ABSENT)
+        out.append(StateChange(file, cls, name, ta, tb, previous_file))
+    return out
+
+
+def changes_json(changes: Iterable[StateChange]) -> list[dict[str, Any]]:
+    return [c.to_json() for c in changes]

@@ -1,0 +1,441 @@
+"""The code's effective state at both revisions of a PR (prkb/analyze/state.py), on real git
+histories built here: what ``prkb show --json`` carries as ``state_changes``, and what the
+report's facts say from it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from githistory import UTILS, base
+from gitrepo import GitRepoBuilder, git
+
+from prkb.analyze.audit import audit_revision
+from prkb.analyze.state import changes_json, state_changes
+from prkb.collect.git import collect_git
+from prkb.gitobj import GitRepo
+from prkb.ingest import ingest
+from prkb.profile import load_profile
+from prkb.render.report import render_report, report_context
+from prkb.store import Store
+
+BACKENDS = "vllm/v1/attention/backends"
+
+
+def builder(
+    cls: str,
+    body: str,
+    parent: str = "AttentionMetadataBuilder",
+    module: str = "vllm.v1.attention.backends.utils",
+) -> str:
+    return (
+        "from typing import ClassVar\n"
+        f"from {module} import {parent}\n"
+        "from vllm.v1.attention.backends.utils import AttentionCGSupport\n\n\n"
+        f"class {cls}({parent}):\n" + "".join(f"    {line}\n" for line in body.splitlines())
+    )
+
+
+def level(attr: str, lv: str) -> str:
+    return f"{attr}: ClassVar[AttentionCGSupport] = AttentionCGSupport.{lv}"
+
+
+def collect(repo: Path, db: Path) -> Store:
+    store = Store(db)
+    collect_git(store, str(repo), load_profile(), quiet=True, warn=lambda m: None)
+    return store
+
+
+def effects(store: Store, ref: str) -> list[dict[str, Any]]:
+    """The effects the English report's facts give every changed builder of PR ``ref``."""
+    ctx = report_context(store, ref, "en")
+    return [e for bl in ctx["risks"]["builders"] for e in bl["effects"]]
+
+
+def effect(store: Store, ref: str, reason: str) -> dict[str, Any]:
+    return next(e for e in effects(store, ref) if e["reason"] == reason)
+
+
+def sc(store: Store, ref: str) -> list[dict[str, Any]]:
+    got = store.pr_facts(ref)["state_changes"]
+    assert got is not None
+    return got
+
+
+def by(
+    changes: list[dict[str, Any]], cls: str, value: str = "_cudagraph_support"
+) -> dict[str, Any]:
+    hits = [c for c in changes if c["class"] == cls and c["value"] == value]
+    assert len(hits) == 1, changes
+    return hits[0]
+
+
+@pytest.fixture(scope="module")
+def renamed_reading(tmp_path_factory: pytest.TempPathFactory) -> tuple[Store, dict[str, str]]:
+    """#1 two builders on ``attn_cudagraph_support``; #2 renames what the base declares (the
+    spelling the code reads) and one builder, leaving ``XMetadataBuilder`` on the old spelling; #3
+    restores it."""
+    root = tmp_path_factory.mktemp("stale")
+    r = GitRepoBuilder.init(root / "src")
+    x, y = f"{BACKENDS}/x_attn.py", f"{BACKENDS}/y_attn.py"
+    s = {
+        "1": r.commit(
+            {
+                UTILS: base("attn_cudagraph_support"),
+                x: builder("XMetadataBuilder", level("attn_cudagraph_support", "ALWAYS")),
+                y: builder("YMetadataBuilder", level("attn_cudagraph_support", "UNIFORM_BATCH")),
+            },
+            "Builders (#1)",
+        ),
+        "2": r.commit(
+            {
+                UTILS: base("cudagraph_support"),
+                y: builder("YMetadataBuilder", level("cudagraph_support", "UNIFORM_BATCH")),
+            },
+            "Rename the support attribute (#2)",
+        ),
+        "3": r.commit(
+            {x: builder("XMetadataBuilder", level("cudagraph_support", "ALWAYS"))},
+            "[Bugfix] XMetadataBuilder reads again (#3)",
+        ),
+    }
+    return collect(r.path, root / "kb.sqlite"), s
+
+
+def test_a_rename_of_what_the_code_reads_leaves_a_builder_stale(renamed_reading):
+    store, _ = renamed_reading
+    changes = sc(store, "2")
+    x = by(changes, "XMetadataBuilder")
+    assert (x["before"], x["before_source"]) == ("ALWAYS", "declared")
+    assert (x["after"], x["after_source"]) == ("NEVER", "stale")
+    assert x["after_stale"] == ["XMetadataBuilder.attn_cudagraph_support"]
+    # YMetadataBuilder moved to the new spelling with the base: its effective level did not change
+    assert not [c for c in changes if c["class"] == "YMetadataBuilder"]
+    ctx = report_context(store, "2", "en")
+    row = next(r for r in ctx["state"]["changes"] if r["class"] == "XMetadataBuilder")
+    assert row["after"]["kind"] == "stale" and row["outside"]
+    # XMetadataBuilder's file did not change: its users pay for the drop, nobody gains
+    (drop,) = [e for e in effects(store, "2") if e["builder"] == "XMetadataBuilder"]
+    assert (drop["reason"], drop["side"], drop["stale_attr"]) == (
+        "left-stale",
+        "pays",
+        "attn_cudagraph_support",
+    )
+    assert (drop["before"], drop["after"]) == ("ALWAYS", "NEVER")
+    text = render_report(store, "2", lang="en", fmt="md")
+    assert "left on a spelling the code no longer reads" in text
+    assert "stale: it declares `attn_cudagraph_support`" in text
+
+
+def test_the_restore_reads_as_a_raise_from_the_stale_level(renamed_reading):
+    store, _ = renamed_reading
+    x = by(sc(store, "3"), "XMetadataBuilder")
+    assert (x["before"], x["before_source"], x["after"], x["after_source"]) == (
+        "NEVER",
+        "stale",
+        "ALWAYS",
+        "declared",
+    )
+    gain = effect(store, "3", "more-batches-captured")
+    assert (gain["basis"], gain["before"], gain["after"]) == ("restored", "NEVER", "ALWAYS")
+    assert not any(e["reason"] == "no-value-change" for e in effects(store, "3"))
+
+
+def test_the_restore_fixes_the_pr_that_left_the_builder_stale(renamed_reading):
+    """A relation read from the state changes: #3 puts XMetadataBuilder back on the spelling
+    the code reads, which #2 left it off."""
+    store, _ = renamed_reading
+    rel = [r for r in store.pr_facts("3")["relations"] if r["type"] == "fixes-regression-from"]
+    assert [(r["other"], r["direction"], r["origin"], r["confidence"]) for r in rel] == [
+        (2, "out", "state", 1.0)
+    ]
+    (item,) = [it for it in rel[0]["evidence"] if it["kind"] == "stale-restored"]
+    assert (item["class"], item["attr"], item["by"], item["pr"]) == (
+        "XMetadataBuilder",
+        "attn_cudagraph_support",
+        "#2",
+        "#3",
+    )
+    assert (item["level_before"], item["level_stale"], item["level_after"]) == (
+        "ALWAYS",
+        "NEVER",
+        "ALWAYS",
+    )
+    for lang, words in (("en", "a spelling the code no longer read"), ("zh", "不再读取的拼写")):
+        assert words in render_report(store, "3", lang=lang, fmt="md")
+    # the PR that left it stale is not said to fix anything
+    assert not [
+        r
+        for r in store.pr_facts("2")["relations"]
+        if r["type"] == "fixes-regression-from" and r["direction"] == "out"
+    ]
+
+
+def test_state_changes_equal_two_independent_audits(renamed_reading, tmp_path):
+    """One model: what the collector stored is the difference of ``matrix --rev`` at the
+    parent and at the commit, each audited on its own tree listing."""
+    store, shas = renamed_reading
+    profile = load_profile()
+    repo_path = Path(str(store.path)).parent / "src"
+    with GitRepo(repo_path) as repo:
+        for ref in ("2", "3"):
+            before = audit_revision(repo, shas[ref] + "^", profile).builders
+            after = audit_revision(repo, shas[ref], profile).builders
+            want = changes_json(state_changes(before, after))
+            key = lambda c: json.dumps(c, sort_keys=True)  # noqa: E731
+            assert sorted(map(key, sc(store, ref))) == sorted(map(key, want))
+
+
+def test_an_inherited_change_through_a_base_in_another_file(tmp_path):
+    r = GitRepoBuilder.init(tmp_path / "src")
+    fam, sub = f"{BACKENDS}/fam/base_attn.py", f"{BACKENDS}/sub_attn.py"
+    r.commit(
+        {
+            UTILS: base("_cudagraph_support"),
+            fam: builder(
+                "FamMetadataBuilder", level("_cudagraph_support", "UNIFORM_SINGLE_TOKEN_DECODE")
+            ),
+            sub: builder(
+                "SubMetadataBuilder",
+                "pass",
+                "FamMetadataBuilder",
+                "vllm.v1.attention.backends.fam.base_attn",
+            ),
+        },
+        "Family (#10)",
+    )
+    r.commit(
+        {fam: builder("FamMetadataBuilder", level("_cudagraph_support", "UNIFORM_BATCH"))},
+        "Raise the family (#11)",
+    )
+    store = collect(r.path, tmp_path / "kb.sqlite")
+    s = by(sc(store, "11"), "SubMetadataBuilder")
+    assert s["file"] == sub
+    assert (s["before"], s["after"]) == ("UNIFORM_SINGLE_TOKEN_DECODE", "UNIFORM_BATCH")
+    assert s["before_source"] == s["after_source"] == "inherited:FamMetadataBuilder"
+    assert s["after_origin_file"] == fam
+    ctx = report_context(store, "11", "en")
+    row = next(r for r in ctx["state"]["changes"] if r["class"] == "SubMetadataBuilder")
+    assert row["outside"] and ctx["state"]["outside"] == 1
+    # the subclass's users gain too, and the report says where the level comes from
+    gain = next(e for e in effects(store, "11") if e["builder"] == "SubMetadataBuilder")
+    assert (gain["reason"], gain["basis"], gain["from_class"]) == (
+        "more-batches-captured",
+        "base-changed",
+        "FamMetadataBuilder",
+    )
+    text = render_report(store, "11", lang="zh", fmt="md")
+    assert "此 PR 未改动该文件" in text and "继承自" in text
+
+
+def test_thresholds_as_written_init_augmented_helper_and_constant(tmp_path):
+    r = GitRepoBuilder.init(tmp_path / "src")
+    a, b, c = (f"{BACKENDS}/{n}_attn.py" for n in ("a", "b", "c"))
+    r.commit(
+        {
+            UTILS: base("_cudagraph_support"),
+            a: builder("AMetadataBuilder", "reorder_batch_threshold: ClassVar[int] = 1"),
+            b: builder(
+                "BMetadataBuilder",
+                "def __init__(self):\n    self.reorder_batch_threshold = 1\n"
+                "    self.reorder_batch_threshold += min(self.num_spec_tokens, 1)",
+            ),
+            c: builder("CMetadataBuilder", "reorder_batch_threshold: ClassVar[int] = 512"),
+        },
+        "Thresholds (#20)",
+    )
+    r.commit(
+        {
+            a: builder(
+                "AMetadataBuilder",
+                "def __init__(self):\n"
+                "    self._init_reorder_batch_threshold(1, supports_spec_as_decode=True)",
+            ),
+            b: builder(
+                "BMetadataBuilder",
+                "def __init__(self):\n    self.reorder_batch_threshold = 1\n"
+                "    self.reorder_batch_threshold += self.num_spec_tokens",
+            ),
+            c: builder(
+                "CMetadataBuilder",
+                "reorder_batch_threshold: ClassVar[int] = 128\n"
+                + level("_cudagraph_support", "UNIFORM_SINGLE_TOKEN_DECODE"),
+            ),
+        },
+        "Thresholds again (#21)",
+    )
+    store = collect(r.path, tmp_path / "kb.sqlite")
+    got = sc(store, "21")
+    ta = by(got, "AMetadataBuilder", "reorder_batch_threshold")
+    assert (ta["before"], ta["before_source"]) == ("1", "declared")
+    assert ta["after"] == "_init_reorder_batch_threshold(1, supports_spec_as_decode=True)"
+    assert ta["after_source"] == "init"
+    tb = by(got, "BMetadataBuilder", "reorder_batch_threshold")
+    assert tb["before"] == "1 + min(self.num_spec_tokens, 1)"
+    assert tb["after"] == "1 + self.num_spec_tokens"
+    assert tb["before_source"] == tb["after_source"] == "init"
+    tc = by(got, "CMetadataBuilder", "reorder_batch_threshold")
+    assert (tc["before"], tc["after"], tc["after_source"]) == ("512", "128", "declared")
+    # the thresholds of A and B changed, not their level
+    assert [x["class"] for x in got if x["value"] == "_cudagraph_support"] == ["CMetadataBuilder"]
+
+
+def test_an_override_and_a_new_builder(tmp_path):
+    r = GitRepoBuilder.init(tmp_path / "src")
+    d = f"{BACKENDS}/d_attn.py"
+    r.commit({UTILS: base("_cudagraph_support")}, "Base (#30)")
+    r.commit(
+        {d: builder("DMetadataBuilder", level("_cudagraph_support", "UNIFORM_BATCH"))},
+        "New backend (#31)",
+    )
+    r.commit(
+        {
+            d: builder(
+                "DMetadataBuilder",
+                level("_cudagraph_support", "UNIFORM_BATCH") + "\n"
+                "@classmethod\ndef get_cudagraph_support(cls, cfg):\n"
+                "    if cfg.x:\n        return AttentionCGSupport.NEVER\n"
+                "    return cls._cudagraph_support",
+            )
+        },
+        "Decide at run time (#32)",
+    )
+    store = collect(r.path, tmp_path / "kb.sqlite")
+    new = by(sc(store, "31"), "DMetadataBuilder")
+    assert (new["before"], new["before_source"], new["after"]) == (None, None, "UNIFORM_BATCH")
+    got = effects(store, "31")
+    assert got[0]["reason"] == "new-builder"
+    assert not any(e["reason"] == "more-batches-captured" for e in got)
+    dyn = by(sc(store, "32"), "DMetadataBuilder")
+    assert dyn["after_source"] == "method" and dyn["after"].startswith("dynamic: NEVER if cfg.x")
+
+
+def test_a_pure_file_rename_changes_no_state(tmp_path):
+    r = GitRepoBuilder.init(tmp_path / "src")
+    old, new = f"{BACKENDS}/e_attn.py", f"{BACKENDS}/e2_attn.py"
+    r.commit(
+        {
+            UTILS: base("_cudagraph_support"),
+            old: builder("EMetadataBuilder", level("_cudagraph_support", "ALWAYS")),
+        },
+        "E (#40)",
+    )
+    git(r.path, "mv", old, new)
+    r.commit(None, "Rename e_attn to e2_attn (#41)")
+    store = collect(r.path, tmp_path / "kb.sqlite")
+    assert sc(store, "41") == []
+    text = render_report(store, "41", lang="en", fmt="md")
+    assert "no builder's effective value changed" in text
+    assert "raised" not in text.split("## Risks")[1].split("## Related")[0].lower()
+
+
+def test_an_added_declaration_is_measured_against_the_inherited_level(tmp_path):
+    r = GitRepoBuilder.init(tmp_path / "src")
+    fam, sub = f"{BACKENDS}/fam2_attn.py", f"{BACKENDS}/sub2_attn.py"
+    sub3 = f"{BACKENDS}/sub3_attn.py"
+    r.commit(
+        {
+            UTILS: base("_cudagraph_support"),
+            fam: builder(
+                "Fam2MetadataBuilder", level("_cudagraph_support", "UNIFORM_SINGLE_TOKEN_DECODE")
+            ),
+            sub: builder(
+                "Sub2MetadataBuilder",
+                "pass",
+                "Fam2MetadataBuilder",
+                "vllm.v1.attention.backends.fam2_attn",
+            ),
+            sub3: builder(
+                "Sub3MetadataBuilder",
+                "pass",
+                "Fam2MetadataBuilder",
+                "vllm.v1.attention.backends.fam2_attn",
+            ),
+        },
+        "Family (#50)",
+    )
+    r.commit(
+        {
+            sub: builder(
+                "Sub2MetadataBuilder",
+                level("_cudagraph_support", "UNIFORM_BATCH"),
+                "Fam2MetadataBuilder",
+                "vllm.v1.attention.backends.fam2_attn",
+            )
+        },
+        "Sub2 declares its own (#51)",
+    )
+    r.commit(
+        {
+            sub: builder(
+                "Sub2MetadataBuilder",
+                "pass",
+                "Fam2MetadataBuilder",
+                "vllm.v1.attention.backends.fam2_attn",
+            )
+        },
+        "Sub2 inherits again (#52)",
+    )
+    r.commit(
+        {
+            sub3: builder(
+                "Sub3MetadataBuilder",
+                level("_cudagraph_support", "UNIFORM_SINGLE_TOKEN_DECODE"),
+                "Fam2MetadataBuilder",
+                "vllm.v1.attention.backends.fam2_attn",
+            )
+        },
+        "Sub3 declares what it inherits (#53)",
+    )
+    store = collect(r.path, tmp_path / "kb.sqlite")
+    gain = effect(store, "51", "more-batches-captured")
+    assert (gain["basis"], gain["from_class"], gain["from_file"]) == (
+        "inherited",
+        "Fam2MetadataBuilder",
+        fam,
+    )
+    assert (gain["before"], gain["after"]) == ("UNIFORM_SINGLE_TOKEN_DECODE", "UNIFORM_BATCH")
+    text = render_report(store, "51", lang="en", fmt="md")
+    assert "may have been inherited and is not known here" not in text
+    assert "inherited before from `Fam2MetadataBuilder`" in text
+    # #52 removes the declaration: it now inherits the lower level, and the report says so
+    fix = effect(store, "52", "correctness-fix")
+    assert (fix["basis"], fix["before"], fix["after"]) == (
+        "now-inherits",
+        "UNIFORM_BATCH",
+        "UNIFORM_SINGLE_TOKEN_DECODE",
+    )
+    assert "which this record does not give" not in render_report(store, "52", lang="en", fmt="md")
+    # #53 declares the level it already had: nobody gains or pays
+    assert [e["reason"] for e in effects(store, "53")] == ["same-effective"]
+
+
+def test_a_record_without_a_clone_says_the_state_is_unknown(tmp_path):
+    store = Store(tmp_path / "kb.sqlite")
+    rec = {
+        "number": 7,
+        "title": "t",
+        "state": "merged",
+        "merged_at": "2026-01-02T00:00:00Z",
+        "created_at": "2026-01-01T00:00:00Z",
+        "user": {"login": "a"},
+        "source": "github",
+        "files": [
+            {
+                "filename": f"{BACKENDS}/x_attn.py",
+                "status": "modified",
+                "additions": 1,
+                "deletions": 1,
+                "patch": "@@ -1,1 +1,1 @@\n-    _cudagraph_support = AttentionCGSupport.NEVER"
+                "\n+    _cudagraph_support = AttentionCGSupport.ALWAYS",
+            }
+        ],
+    }
+    ingest(store, rec, load_profile(), repo="o/r")
+    facts = store.pr_facts("7")
+    assert facts["state_changes"] is None
+    assert facts["state_changes_unknown"].startswith("unknown: the clone is not known")
+    text = render_report(store, "7", lang="en", fmt="md")
+    assert "unknown: the clone is not known" in text
