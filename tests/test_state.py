@@ -439,3 +439,40 @@ def test_a_record_without_a_clone_says_the_state_is_unknown(tmp_path):
     assert facts["state_changes_unknown"].startswith("unknown: the clone is not known")
     text = render_report(store, "7", lang="en", fmt="md")
     assert "unknown: the clone is not known" in text
+
+
+def test_platforms_come_from_every_changed_file(tmp_path):
+    """A ROCm-looking backend that also edits the CUDA platform module is CUDA code too."""
+    store = Store(tmp_path / "kb.sqlite")
+    patch = (
+        "@@ -1,1 +1,1 @@\n-    _cudagraph_support = AttentionCGSupport.NEVER"
+        "\n+    _cudagraph_support = AttentionCGSupport.ALWAYS"
+    )
+    rec = {
+        "number": 8,
+        "title": "Add a backend",
+        "state": "merged",
+        "merged_at": "2026-01-02T00:00:00Z",
+        "created_at": "2026-01-01T00:00:00Z",
+        "user": {"login": "a"},
+        "source": "github",
+        "files": [
+            {
+                "filename": f"{BACKENDS}/rocm_new_attn.py",
+                "status": "added",
+                "additions": 1,
+                "deletions": 1,
+                "patch": patch,
+            },
+            {
+                "filename": "vllm/platforms/cuda.py",
+                "status": "modified",
+                "additions": 2,
+                "deletions": 0,
+                "patch": "@@ -1,1 +1,2 @@\n x = 1\n+y = 2",
+            },
+        ],
+    }
+    ingest(store, rec, load_profile(), repo="o/r")
+    ctx = report_context(store, "8", "en")
+    assert {"AMD ROCm", "NVIDIA CUDA"} <= set(ctx["risks"]["platforms"])

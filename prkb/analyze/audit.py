@@ -144,8 +144,13 @@ class AuditResult:
         return "\n".join(lines)
 
 
-def builder_levels_rows(result: AuditResult) -> list[dict[str, Any]]:
-    """Rows in the shape the git collector stores in ``builder_levels``."""
+def builder_levels_rows(
+    result: AuditResult, with_values: set[tuple[str, str]] | frozenset[tuple[str, str]] = (
+        frozenset()),
+) -> list[dict[str, Any]]:
+    """Rows in the shape the git collector stores in ``builder_levels``; the builders of
+    ``with_values`` ((class, file) pairs: those a report will talk about) also carry their
+    tracked values with where each comes from (``values``, :mod:`prkb.analyze.state`)."""
     return [
         {
             "class": b.class_name,
@@ -156,6 +161,7 @@ def builder_levels_rows(result: AuditResult) -> list[dict[str, Any]]:
             "levels": list(b.levels),
             "level_text": b.level_text() if b.dynamic else None,
             "spec_ready": b.spec_ready,
+            **({"values": b.values} if (b.class_name, b.file) in with_values else {}),
         }
         for b in result.builders
     ]

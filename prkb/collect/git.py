@@ -1096,7 +1096,8 @@ def _mine_commit(run: _Run, sha: str, matched: set[str]) -> Iterator[Collected]:
                 if (f.rule, f.file, f.class_name) not in old:
                     findings.append({**f.to_json(), "commit": sha})
             if hasattr(auditor.mod, "builder_levels_rows"):
-                levels = auditor.mod.builder_levels_rows(now)
+                levels = auditor.mod.builder_levels_rows(
+                    now, {(c.class_name, c.file) for c in changes})
             if profile.audit.get("builder_bases"):  # else the audit reads no builder
                 renamed = {rc.old_path: rc.path for rc in raw
                            if rc.status == "R" and rc.old_path}

@@ -354,6 +354,32 @@ def _side(c: dict[str, Any], side: str) -> dict[str, Any]:
             "stale": [s.rsplit(".", 1)[-1] for s in c.get(f"{side}_stale") or []]}
 
 
+def _threshold_from_state(
+    ex: dict[str, Any], levels: list[dict[str, Any]], profile: Profile,
+) -> list[dict[str, Any]]:
+    """An excerpt's notes, its ``threshold-none`` (the class sets no threshold itself) told
+    where the threshold comes from at the PR's commit (the state model's reading stored with
+    the builder's row): ``from`` (a class, ``default`` or ``absent``), ``value`` and ``file``;
+    for the root builder base itself, code ``threshold-root``. Without a reading the note
+    says only what the class shows."""
+    attr = str(profile.audit.get("threshold_attr") or "")
+    roots = {str(r) for r in profile.audit.get("builder_bases", [])}
+    row = next((b for b in levels if b.get("class") == ex["class"]
+                and b.get("file") == ex["file"]), None)
+    got = (row or {}).get("values", {}).get(attr) if attr else None
+    out = []
+    for note in ex["notes"]:
+        if note["code"] == "threshold-none" and ex["class"].rsplit(".", 1)[-1] in roots:
+            note = {"code": "threshold-root"}
+        elif note["code"] == "threshold-none" and isinstance(got, dict) and str(
+                got.get("source") or "").startswith(("inherited:", "default", "absent")):
+            kind, _, origin = str(got.get("source") or "").partition(":")
+            note = {**note, "from": origin if kind == "inherited" else kind,
+                    "value": got.get("value"), "origin_file": got.get("origin_file")}
+        out.append(note)
+    return out
+
+
 def state_facts(facts: dict[str, Any], profile: Profile) -> dict[str, Any]:
     """The code's state change of the PR (:mod:`prkb.analyze.state`) as the report says it:
     ``known`` (False: ``reason`` says why, ``no-audit`` or ``no-clone``), and each changed
@@ -584,6 +610,7 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
             explained, missing = _excerpts(path, patches.get(path), changes, profile, blob)
             for x in explained:
                 x["commit"] = facts["merge_commit_sha"] if x["source"] == "blob" else None
+                x["notes"] = _threshold_from_state(x, ext.get("builder_levels") or [], profile)
             if explained:
                 code.append({"file": path, "kind": "excerpt", "excerpts": explained,
                              "hunks": [], "cut": any(x["truncated"] for x in explained),
