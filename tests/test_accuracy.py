@@ -191,7 +191,10 @@ def history() -> list[Step]:
     add(Step(103, "[Feature] Cutlass-like MLA: decode-only full graph", {
         CUT: cutlass(ml_annot)},
         [(CUT, "CutlassLikeMetadataBuilder", "attn_cudagraph_support", None, None,
-          "UNIFORM_SINGLE_TOKEN_DECODE", "added")]))
+          "UNIFORM_SINGLE_TOKEN_DECODE", "added")],
+        # the base still declares full_cudagraph_supported: the new spelling is not read yet
+        # (rule stale-symbol-spelling, until #104 moves the base to it)
+        new_findings=["CutlassLikeMetadataBuilder"]))
     add(Step(104, "[Core] support levels instead of a flag", {
         UTILS: utils(f"    attn_cudagraph_support: ClassVar[{E}] = {E}.NEVER"),
         ALPHA: alpha(f"    attn_cudagraph_support: ClassVar[{E}] = {E}.ALWAYS\n")},

@@ -476,3 +476,32 @@ def test_platforms_come_from_every_changed_file(tmp_path):
     ingest(store, rec, load_profile(), repo="o/r")
     ctx = report_context(store, "8", "en")
     assert {"AMD ROCm", "NVIDIA CUDA"} <= set(ctx["risks"]["platforms"])
+
+
+def test_a_stale_spelling_is_a_finding_of_its_own(renamed_reading):
+    """Rule stale-symbol-spelling: stored with the PR that left the builder stale, in both
+    languages, and in the check's SARIF with prkb's own rule metadata; the restore fixes it."""
+    from prkb.check import run_check
+    from prkb.check.formats import to_sarif
+
+    store, shas = renamed_reading
+    (f,) = [x for x in store.pr_facts("2")["findings"] if x["rule"] == "stale-symbol-spelling"]
+    assert f["class"] == "XMetadataBuilder"
+    assert "attn_cudagraph_support" in f["message_en"] and "cudagraph_support" in f["message_zh"]
+    assert "不读取" in f["message_zh"]
+    repo = Path(str(store.path)).parent / "src"
+    profile = load_profile()
+    rep = run_check(str(repo), shas["1"], shas["2"], profile)
+    assert [(x.rule, x.class_name) for x in rep.new] == [
+        ("stale-symbol-spelling", "XMetadataBuilder")
+    ]
+    (eff,) = [e for e in rep.effective if e.class_name == "XMetadataBuilder"]
+    assert (eff.before_source, eff.after_source) == ("declared", "stale")
+    sarif = to_sarif(rep, profile, base_url="http://127.0.0.1/README")
+    rules = {r["id"]: r for r in sarif["runs"][0]["tool"]["driver"]["rules"]}
+    assert rules["stale-symbol-spelling"]["name"] == "StaleSymbolSpelling"
+    assert rules["stale-symbol-spelling"]["properties"]["zh"]["help"]
+    fixed = run_check(str(repo), shas["2"], shas["3"], profile)
+    assert [(x.rule, x.class_name) for x in fixed.fixed] == [
+        ("stale-symbol-spelling", "XMetadataBuilder")
+    ]

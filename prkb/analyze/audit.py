@@ -477,7 +477,35 @@ def audit_revision(
     if rules is not None:
         for b in builders:
             findings.extend(rules.findings_for(b, profile, sha))
+    for b in builders:
+        findings.extend(stale_findings(b, profile, sha))
     return AuditResult(sha, builders, findings, sorted(cache.warned))
+
+
+STALE_RULE = "stale-symbol-spelling"
+
+
+def stale_findings(b: BuilderInfo, profile: Profile, commit: str | None) -> list[Finding]:
+    """Rule ``stale-symbol-spelling`` (prkb's own, any profile with several spellings): the
+    builder's own class declares a spelling of the symbol that the code at this revision does
+    not read (the root builder base declares another one: an older spelling left behind, or
+    a newer one the code does not read yet), so its declaration decides
+    nothing and the value in force is the one it falls back to."""
+    own = [u.rsplit(".", 1)[-1] for u in b.unread
+           if u.rsplit(".", 1)[0] == b.class_name]
+    if not own:
+        return []
+    attr = own[-1]
+    live = b.declared_attr or "?"
+    src = (b.values.get(profile.display) or {}) if b.values else {}
+    origin = f"{b.declared_in}" if b.declared_in else "the profile's default"
+    en = (f"{b.class_name} declares {attr}, a spelling the code at this revision does not read "
+          f"(its base declares {live}); its declaration decides nothing, and the value in force "
+          f"is {src.get('value', b.effective)}, from {origin}. Declare {live} instead.")
+    zh = (f"{b.class_name} 声明了 {attr}，而该版本的代码并不读取这一拼写（其基类声明的是 "
+          f"{live}）；该声明不起作用，实际生效的值是来自 {origin} 的 "
+          f"{src.get('value', b.effective)}。应改为声明 {live}。")
+    return [Finding(STALE_RULE, b.file, b.class_name, en, zh, commit=commit)]
 
 
 def _live_spelling(

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..analyze.audit import AuditCache, AuditResult, BuilderInfo, audit_revision
+from ..analyze.state import state_changes
 from ..analyze.symbols import (
     ClassFacts,
     SourceError,
@@ -101,10 +102,15 @@ class EffectiveChange:
     before: str | None  # None: no such builder at base
     after: str | None  # None: no such builder at head
     direction: str
+    # where each side's level comes from (analyze/state.py: declared, inherited:<Class>,
+    # method, stale, default; None: no such builder there)
+    before_source: str | None = None
+    after_source: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"file": self.file, "class": self.class_name, "line": self.line,
-                "before": self.before, "after": self.after, "direction": self.direction}
+                "before": self.before, "after": self.after, "direction": self.direction,
+                "before_source": self.before_source, "after_source": self.after_source}
 
 
 @dataclass
@@ -292,6 +298,19 @@ def effective_changes(
     base: AuditResult, head: AuditResult, renames: dict[str, str], profile: Profile
 ) -> list[EffectiveChange]:
     before = {(renames.get(b.file, b.file), b.class_name): b for b in base.builders}
+    # where each side's level comes from: the one state model's reading of both audits
+    source = {(c.file, c.class_name): c
+              for c in state_changes(base.builders, head.builders, renames)
+              if c.value == profile.display}
+
+    def sources(key: tuple[str, str]) -> tuple[str | None, str | None]:
+        c = source.get(key)
+        if c is None:  # the level text changed, not the value in force: one source
+            h = next((x for x in head.builders if (x.file, x.class_name) == key), None)
+            got = (h.values.get(profile.display) or {}).get("source") if h else None
+            return got, got
+        return (c.before.source if c.before else None, c.after.source if c.after else None)
+
     out: list[EffectiveChange] = []
     seen: set[tuple[str, str]] = set()
     for h in head.builders:
@@ -300,7 +319,7 @@ def effective_changes(
         b = before.get(key)
         if b is None:
             out.append(EffectiveChange(h.file, h.class_name, h.lineno, None, _levels_text(h),
-                                       "added"))
+                                       "added", None, sources(key)[1]))
             continue
         if _levels_text(b) == _levels_text(h):
             continue
@@ -309,11 +328,11 @@ def effective_changes(
         else:
             direction = "changed"
         out.append(EffectiveChange(h.file, h.class_name, h.lineno, _levels_text(b),
-                                   _levels_text(h), direction))
+                                   _levels_text(h), direction, *sources(key)))
     for key, b in before.items():
         if key not in seen:
             out.append(EffectiveChange(b.file, b.class_name, b.lineno, _levels_text(b), None,
-                                       "removed"))
+                                       "removed", sources(key)[0], None))
     return out
 
 

@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import quote
 
 from .. import __version__
+from ..analyze.audit import STALE_RULE
 from ..profile import Profile
 from ..progress import safe_term
 from .core import DRIFT_RULE, CheckFinding, CheckReport, DriftItem
@@ -53,6 +54,30 @@ DRIFT_META: dict[str, Any] = {
 }
 
 
+# prkb's own rule on the state model (analyze/audit.py stale_findings)
+STALE_META: dict[str, Any] = {
+    "name": "StaleSymbolSpelling",
+    "anchor": "rule-stale-symbol-spelling",
+    "short": {
+        "en": "A builder declares a spelling of the symbol that the code does not read",
+        "zh": "构建器声明的符号拼写不被代码读取",
+    },
+    "full": {
+        "en": "The builder's own class assigns a spelling of the tracked symbol that the code at "
+              "this revision does not read (its root base declares another spelling, the one "
+              "the code reads). The assignment decides nothing: the builder falls back to the "
+              "value it inherits, usually the base default.",
+        "zh": "构建器类自身赋值的是被跟踪符号的一个旧拼写，而该版本的代码并不读取它（其根基类声明的"
+              "是代码实际读取的另一种拼写）。这一赋值不起作用：构建器退回到它继承的值，通常是基类"
+              "默认值。",
+    },
+    "help": {
+        "en": "Rename the declaration to the spelling the root base declares.",
+        "zh": "请把该声明改为根基类所声明的拼写。",
+    },
+}
+
+
 def readme_url() -> str | None:
     """The README's address from prkb's package metadata (``Project-URL: Documentation``,
     else ``Homepage``); None when the installed metadata names none."""
@@ -70,6 +95,8 @@ def readme_url() -> str | None:
 def rule_meta(rule: str, profile: Profile) -> dict[str, Any]:
     if rule == DRIFT_RULE:
         return DRIFT_META
+    if rule == STALE_RULE:
+        return STALE_META
     rules = profile.raw.get("check", {}).get("rules", {})
     meta = rules.get(rule)
     if meta is None:  # a rule the profile does not describe: its id stands for itself
@@ -126,8 +153,10 @@ def to_text(report: CheckReport, fail_on: str = "new") -> str:
     if r.effective:
         lines.append(f"effective level changes: {len(r.effective)}")
         for e in r.effective:
+            stale = " (left on a spelling the code no longer reads)" \
+                if e.after_source == "stale" and e.before_source != "stale" else ""
             lines.append(f"  {e.direction:<8} {e.file}:{e.line}  {e.class_name}: "
-                         f"{_arrow(e.before, e.after)}")
+                         f"{_arrow(e.before, e.after)}{stale}")
     if r.doc_note:
         lines.append(f"documentation not checked: {r.doc_note}")
     elif r.drift:
