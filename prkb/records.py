@@ -240,6 +240,7 @@ def normalize_record(obj: Any) -> dict[str, Any]:
             "notes",
             "relations",
             "lineage",
+            "findings_fixed",
         ):
             if key in ext:
                 items = _list(ext.get(key), f"prkb.{key}")
@@ -282,6 +283,7 @@ _EXT_FIELDS: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {
         {"type": _OPT_STR, "direction": _OPT_STR, "evidence": _OPT_STR, "confidence": _NUM},
     ),
     "lineage": ((), {"commit": _OPT_STR, "file": _OPT_STR, "lines": _NUM}),
+    "findings_fixed": (("rule", "class"), {"rule": _STR, "file": _OPT_STR, "class": _STR}),
     "state_changes": (
         ("file", "class", "value"),
         {"file": _STR, "class": _STR, "value": _STR, "before": _OPT_STR, "after": _OPT_STR,

@@ -266,6 +266,18 @@ def test_the_other_fix_declaring_query_len_support_clears_the_finding(tmp_path):
         "WHERE pr_ref='50000' AND class_name='TritonMLAMetadataBuilder'"
     ).fetchone()
     assert (row[0], row[1]) == ("UNIFORM_BATCH", 1)
+    # #47310 names no symbol, but it changes an input of the rule in a file with a finding:
+    # it is collected, and it is the commit that fixed the finding
+    assert (stats.rule_input_hits, stats.rule_input_kept, stats.findings_fixed) == (1, 1, 1)
+    fix = store.pr_facts("47310")
+    assert fix["symbol_changes"] == []
+    assert any("input of the audit rule" in n for n in fix["notes"])
+    ((key, prs),) = store.finding_fixes().items()
+    assert key == ("cg-uniform-without-spec-decode", TRITON, "TritonMLAMetadataBuilder")
+    assert [p.number for p in prs] == [47310]
+    (sc,) = fix["state_changes"]
+    assert (sc["value"], sc["before"], sc["after"]) == (
+        "query_len_support", "QueryLenSupport.SINGLE_ONLY", "QueryLenSupport.UNIFORM")
 
 
 def test_symlinks_are_not_read_as_python_and_every_warning_is_counted(tmp_path):

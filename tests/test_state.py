@@ -505,3 +505,24 @@ def test_a_stale_spelling_is_a_finding_of_its_own(renamed_reading):
     assert [(x.rule, x.class_name) for x in fixed.fixed] == [
         ("stale-symbol-spelling", "XMetadataBuilder")
     ]
+
+
+def test_the_audit_page_says_which_commit_fixed_a_finding(renamed_reading, tmp_path):
+    """The site's audit page: the stale finding of #2 is fixed by #3 (the audit at #3's
+    parent had it, at #3 not), not merely "changed since"."""
+    from prkb.site.build import build_site
+
+    store, _ = renamed_reading
+    assert [
+        p.number
+        for p in store.finding_fixes()[
+            ("stale-symbol-spelling", f"{BACKENDS}/x_attn.py", "XMetadataBuilder")
+        ]
+    ] == [3]
+    build_site(store, tmp_path / "site", load_profile(), langs=["en"], search=False)
+    page = (tmp_path / "site" / "en" / "audit.html").read_text(encoding="utf-8")
+    row = page.split("XMetadataBuilder</code>")[0].rsplit("<tr", 1)[1]
+    assert 'class="fixed"' in row and "st-fixed" in row
+    after = page.split("XMetadataBuilder</code>")[1].split("</tr>")[0]
+    fixer = after.rsplit("<td>", 1)[1]
+    assert fixer.startswith('<a href="pr/3.html">#3</a>')

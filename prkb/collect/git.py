@@ -83,6 +83,12 @@ class GitCollectStats:
     scan_hits: int = 0  # of those, commits with a declaration change the pickaxe cannot see
     with_changes: int = 0
     findings: int = 0
+    # commits that change an input of the audit rule (the threshold...) in a file that holds
+    # a builder with a finding, without naming the symbol; and those kept (state or findings
+    # changed)
+    rule_input_hits: int = 0
+    rule_input_kept: int = 0
+    findings_fixed: int = 0
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
     up_to_date: bool = False
@@ -99,7 +105,9 @@ class GitCollectStats:
             f"(of {self.scanned} compared), "
             f"{self.mined} mined now ({self.already} already mined), {self.new} new and "
             f"{self.updated} updated records, {self.with_changes} with declaration changes, "
-            f"{self.findings} new audit findings, {len(self.warnings)} warnings, "
+            f"{self.findings} new audit findings ({self.findings_fixed} fixed), "
+            f"{self.rule_input_kept} of {self.rule_input_hits} commits kept that change an "
+            f"input of the audit rule in a file with a finding, {len(self.warnings)} warnings, "
             f"{self.seconds:.1f}s"
         )
 
@@ -179,6 +187,33 @@ def pickaxe(
             files = [f for f in r.stdout.split("\0") if f.strip()]
         if files:
             yield sha, files
+
+
+def rule_input_regex(profile: Profile) -> str | None:
+    """A POSIX ERE for ``git log -G`` naming the audit rule's inputs as whole identifiers (the
+    threshold attribute, its helper call, the split attributes, the query-length attribute);
+    None when the profile's audit names none."""
+    a = profile.audit
+    names = [str(x) for x in (a.get("threshold_attr"), a.get("reorder_call"),
+                              a.get("query_len_attr"), *a.get("split_attrs", [])) if x]
+    if not names:
+        return None
+    alts = "|".join(re.escape(n) for n in sorted(set(names), key=len, reverse=True))
+    return rf"(^|[^A-Za-z0-9_])({alts})([^A-Za-z0-9_]|$)"
+
+
+def rule_input_commits(
+    git: GitRepo, rng: list[str], files: set[str], profile: Profile
+) -> list[str]:
+    """First-parent commits of ``rng`` (oldest first) whose diff of one of ``files`` adds or
+    removes a line naming an input of the audit rule: the commits that may fix (or cause) a
+    finding without naming the symbol."""
+    regex = rule_input_regex(profile)
+    if regex is None or not files:
+        return []
+    r = git.run(["log", "--first-parent", "--diff-merges=first-parent", "--reverse", "-s",
+                 "--format=%H", f"-G{regex}", *rng, "--", *sorted(files)], check=False)
+    return r.stdout.split() if r.returncode == 0 else []
 
 
 class DeclarationScan:
@@ -877,6 +912,19 @@ def git_records(
                     yield from _mine_commit(run, sha, changed)
                     b.advance()
                 stats.scanned = background.commits
+                # commits that change an input of the audit rule in a file with a finding (a
+                # threshold fix names no symbol): mined, kept when the state or a finding moved
+                if auditor is not None:
+                    b.note("audit rule inputs")
+                    done = skip | set(run.mined_now)
+                    with_finding = store.finding_files(repo_name) | run.finding_files
+                    for sha in rule_input_commits(git, rng, with_finding, profile):
+                        if sha in done:
+                            continue
+                        stats.rule_input_hits += 1
+                        for item in _mine_commit(run, sha, set(), rule_input=True):
+                            stats.rule_input_kept += 1
+                            yield item
         finally:
             background.close()
             if run.blamer is not None:
@@ -991,9 +1039,16 @@ class _Run:
     decl_paths: set[str]
     fork: str | None
     sources: Sources
+    # files of the findings this run found, and the commits it mined
+    finding_files: set[str] = field(default_factory=set)
+    mined_now: list[str] = field(default_factory=list)
 
 
-def _mine_commit(run: _Run, sha: str, matched: set[str]) -> Iterator[Collected]:
+def _mine_commit(
+    run: _Run, sha: str, matched: set[str], *, rule_input: bool = False
+) -> Iterator[Collected]:
+    """The record of one commit. ``rule_input``: a commit found by the audit rule's inputs
+    (it names no symbol): yielded only when the code's state or a finding changed."""
     store, git, profile, repo_name = run.store, run.git, run.profile, run.repo_name
     stats, warn, auditor, blamer = run.stats, run.warn, run.auditor, run.blamer
     decl_paths = run.decl_paths
@@ -1017,7 +1072,7 @@ def _mine_commit(run: _Run, sha: str, matched: set[str]) -> Iterator[Collected]:
         if (rc.path in matched or (rc.old_path or "") in matched)
         and not (rc.old_sha == NULL_SHA and rc.new_sha == NULL_SHA)
     ]
-    patches = git.file_patch(parent, sha, watched)
+    patches = git.file_patch(parent, sha, watched) if watched else {}
     # per watched file: the parent's declaration lines, and whether it changed beyond format
     spans_before: dict[str, tuple[set[int], set[int]]] = {}
     semantic: set[str] = set()
@@ -1081,6 +1136,7 @@ def _mine_commit(run: _Run, sha: str, matched: set[str]) -> Iterator[Collected]:
     # blame (mostly waiting for git) runs in a thread while the audit (Python) runs here
     lineage_rows = blamer.start(jobs) if blamer is not None else None
     findings: list[dict[str, Any]] = []
+    fixed: list[dict[str, Any]] = []
     levels: list[dict[str, Any]] = []
     state: list[dict[str, Any]] | None = None  # None: the audit did not run
     if auditor is not None:
@@ -1092,9 +1148,13 @@ def _mine_commit(run: _Run, sha: str, matched: set[str]) -> Iterator[Collected]:
             old = {
                 (f.rule, f.file, f.class_name) for f in (before_res.findings if before_res else [])
             }
+            kept = {(f.rule, f.file, f.class_name) for f in now.findings}
             for f in now.findings:
                 if (f.rule, f.file, f.class_name) not in old:
                     findings.append({**f.to_json(), "commit": sha})
+            # the findings at the parent that no longer hold here: this commit fixed them
+            fixed = [{"rule": r, "file": fl, "class": c} for r, fl, c in sorted(old - kept)]
+            run.finding_files.update(f["file"] for f in findings)
             if hasattr(auditor.mod, "builder_levels_rows"):
                 levels = auditor.mod.builder_levels_rows(
                     now, {(c.class_name, c.file) for c in changes})
@@ -1159,13 +1219,23 @@ def _mine_commit(run: _Run, sha: str, matched: set[str]) -> Iterator[Collected]:
             "findings": findings,
             "builder_levels": levels,
             "state_changes": state,
+            "findings_fixed": fixed,
             "lineage": lineage_rows.result() if lineage_rows is not None else [],
             "notes": notes,
         },
     }
     pr_ref = str(number) if number is not None and not ref_taken else f"sha:{sha}"
-
+    if rule_input:
+        if not (state or findings or fixed):
+            return  # the inputs moved, the state did not: nothing to keep
+        names = [str(x) for x in (profile.audit.get("threshold_attr"),
+                                  profile.audit.get("reorder_call"),
+                                  profile.audit.get("query_len_attr")) if x]
+        notes.append("kept because it changes an input of the audit rule ("
+                     + ", ".join(names) + ") in a file that holds a builder with a finding")
+    run.mined_now.append(sha)
     yield Collected(record, [MinedCommit(repo_name, sha, pr_ref)], tag=sha)
+    stats.findings_fixed += len(fixed)
     stats.mined += 1
     if changes:
         stats.with_changes += 1

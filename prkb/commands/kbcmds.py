@@ -223,6 +223,14 @@ def _side(value: str | None, source: str | None) -> str:
 def cmd_show(args: argparse.Namespace) -> int:
     with open_store(args) as store:
         facts = store.pr_facts(args.number)
+        if facts["findings"]:  # the later commit that made each finding no longer hold
+            fixes = store.finding_fixes()
+            for f in facts["findings"]:
+                later = [p for p in fixes.get((f["rule"], f["file"] or "", f["class"]), [])
+                         if (p.date, p.number or 0) > (facts["merged_at"] or "",
+                                                       facts["number"] or 0)]
+                f["fixed_by"] = ({"ref": later[0].ref, "number": later[0].number,
+                                  "commit": later[0].merge_commit_sha} if later else None)
     if args.json:
         print(json_term(json.dumps(facts, ensure_ascii=False, indent=1)))
         return 0
@@ -254,6 +262,11 @@ def cmd_show(args: argparse.Namespace) -> int:
         print("  risk: " + ", ".join(t["en"] for t in facts["risk_tags"]))
     for fd in facts["findings"]:
         print(safe_term(f"  finding {fd['rule']}: {fd['message_en']}"))
+        by = fd.get("fixed_by")
+        if by:
+            print(safe_term("    fixed by "
+                            + (f"#{by['number']}" if by["number"] is not None
+                               else f"commit {str(by['commit'])[:12]}")))
     for r in facts["relations"]:
         arrow = "->" if r["direction"] == "out" else "<-"
         print(safe_term(f"  {r['type']} {arrow} {r['other']}: {evidence_summary(r['evidence'])}"))

@@ -51,6 +51,9 @@ class SiteData:
     # builder slug (builder_slug: its file and class) -> history, by class then file
     builders: dict[str, dict[str, Any]] = field(default_factory=dict)
     findings: list[dict[str, Any]] = field(default_factory=list)
+    # (rule, file, class) -> ids of the stored PRs whose commit made that finding no longer
+    # hold, oldest first (a full read only: the audit page is built from a full read)
+    finding_fixes: dict[tuple[str, str, str], list[int]] = field(default_factory=dict)
 
 
 def gather(
@@ -145,6 +148,9 @@ def gather(
              "slug": builder_slug(file, cls)}
         pr["findings"].append(f)
         data.findings.append(f)
+    if only is None:
+        data.finding_fixes = {k: [p.id for p in prs]
+                              for k, prs in store.finding_fixes().items()}
     # relations as tuples (cheap to make, there are many): data.relations holds
     # (source, target, type, evidence, confidence, origin), a PR's list holds
     # (type, direction, other, evidence, confidence, origin)

@@ -309,7 +309,8 @@ def plan_pages(
             "week_ends": digests.week_ends,
             # PRs the audit pages name, nodes the graph page's table shows
             "audit": sorted({r["pr"]["slug"] for r in audit}
-                            | {r["later"]["slug"] for r in audit if r["later"]}),
+                            | {r["later"]["slug"] for r in audit if r["later"]}
+                            | {r["fixed"]["slug"] for r in audit if r["fixed"]}),
             "graph_ends": sorted({e[k]["slug"] for e in graph_page["edges"] for k in "st"
                                   if e[k]["slug"]}),
             "search": [[p.path, p.shard] for p in pages if p.search],
@@ -619,10 +620,20 @@ def _counts(data: SiteData) -> dict[str, Any]:
 
 
 def _audit_rows(data: SiteData) -> list[dict[str, Any]]:
-    """Findings with the PR that introduced each, and whether a later PR changed the class."""
+    """Findings with the PR that introduced each, the later one whose commit made it no longer
+    hold (``fixed``: the audit at that commit's parent had it, at the commit not), else
+    whether a later PR changed the class (``later``); open ones first."""
     rows = []
     for f in data.findings:
         pr = data.by_id[f["pr"]]
+        fixed = None
+        for fid in data.finding_fixes.get((f["rule"], f["file"] or "", f["class"]), []):
+            fx = data.by_id.get(fid)
+            if fx is not None and (fx["date"], fx["number"] or 0) > (pr["date"],
+                                                                       pr["number"] or 0):
+                fixed = {"slug": fx["slug"], "label": fx["label"], "title": fx["title"],
+                         "date": fx["date"]}
+                break
         later = None
         b = data.builders.get(f["slug"])  # the builder of the finding's file and class
         if b is not None:
@@ -638,13 +649,15 @@ def _audit_rows(data: SiteData) -> list[dict[str, Any]]:
                    "date": pr["date"], "state": pr["state"]},
             "builder": b["slug"] if b is not None else None,
             "later": later,
+            "fixed": fixed,
         })
-    rows.sort(key=lambda r: (r["later"] is not None, r["pr"]["date"]), reverse=False)
-    open_rows = [r for r in rows if r["later"] is None]
+    open_rows = [r for r in rows if r["later"] is None and r["fixed"] is None]
     open_rows.sort(key=lambda r: r["pr"]["date"], reverse=True)
-    changed = [r for r in rows if r["later"] is not None]
+    changed = [r for r in rows if r["later"] is not None and r["fixed"] is None]
     changed.sort(key=lambda r: r["pr"]["date"], reverse=True)
-    return open_rows + changed
+    fixed_rows = [r for r in rows if r["fixed"] is not None]
+    fixed_rows.sort(key=lambda r: r["pr"]["date"], reverse=True)
+    return open_rows + changed + fixed_rows
 
 
 def _graph_node(data: SiteData, key: str) -> dict[str, Any]:

@@ -86,6 +86,31 @@ class GraphQueries(StoreBase):
                 out.append((_pr_node(r), [c for c in got if isinstance(c, dict)]))
         return out
 
+    def finding_files(self, repo: str) -> set[str]:
+        """The files of every stored audit finding of ``repo``."""
+        return {
+            str(r[0]) for r in self.conn.execute(
+                "SELECT DISTINCT f.file FROM findings f JOIN prs p ON p.id = f.pr_id"
+                " WHERE p.repo = ? AND f.file IS NOT NULL", (repo,))
+        }
+
+    def finding_fixes(self) -> dict[tuple[str, str, str], list[PrNode]]:
+        """(rule, file, class) -> the PRs and commits whose change made that finding no longer
+        hold (the audit at their parent had it, at their commit not), oldest first."""
+        out: dict[tuple[str, str, str], list[PrNode]] = {}
+        for r in self.conn.execute(
+            f"SELECT {_PR_COLUMNS}, p.analysis FROM prs p WHERE p.analysis LIKE ?",
+            ('%"findings_fixed":[{%',),
+        ):
+            pr = _pr_node(r)
+            for f in json_value(r["analysis"], {}).get("findings_fixed") or []:
+                if isinstance(f, dict):
+                    key = (str(f.get("rule")), str(f.get("file") or ""), str(f.get("class")))
+                    out.setdefault(key, []).append(pr)
+        for prs in out.values():
+            prs.sort(key=lambda p: (p.date, p.number or 0))
+        return out
+
     def pr_node_keys(self) -> list[tuple[int, str]]:
         """(prs.id, graph node key) of every stored record."""
         return [
