@@ -183,6 +183,43 @@ def report_check(db: Path) -> dict[str, Any]:
     return out
 
 
+def state_truth(db: Path, truth_path: Path) -> dict[str, Any]:
+    """The stored ``state_changes`` against ``fork_state_truth.json`` (PRs read by hand):
+    each listed change must be stored with the same two values and sources; a PR marked
+    ``no_state_change`` must have none."""
+    truth = json.loads(truth_path.read_text(encoding="utf-8"))
+    con = sqlite3.connect(db)
+    out: dict[str, Any] = {"prs": 0, "changes": 0, "right": 0, "wrong": []}
+    keys = ("before", "after", "before_source", "after_source")
+    for entry in truth["prs"]:
+        row = con.execute("SELECT raw FROM prs WHERE merge_commit_sha = ?",
+                          (entry["sha"],)).fetchone()
+        out["prs"] += 1
+        if row is None:
+            out["wrong"].append(f"#{entry['pr']}: not collected")
+            continue
+        got = (json.loads(row[0]).get("prkb") or {}).get("state_changes")
+        if got is None:
+            out["wrong"].append(f"#{entry['pr']}: no state change read")
+            continue
+        if entry.get("no_state_change"):
+            out["changes"] += 1
+            if got:
+                out["wrong"].append(f"#{entry['pr']}: {len(got)} state changes, want none")
+            else:
+                out["right"] += 1
+        for want in entry.get("changes", []):
+            out["changes"] += 1
+            hits = [c for c in got if c["class"] == want["class"] and c["value"] == want["value"]]
+            if len(hits) == 1 and all(hits[0].get(k) == want[k] for k in keys):
+                out["right"] += 1
+            else:
+                out["wrong"].append(f"#{entry['pr']} {want['class']}.{want['value']}: "
+                                    f"stored {[{k: h.get(k) for k in keys} for h in hits]}")
+    con.close()
+    return out
+
+
 def state_check(db: Path, clone: Path) -> dict[str, Any]:
     """Every collected PR's ``state_changes`` against the difference of two independent
     audits (``prkb matrix --rev <parent>`` and ``--rev <commit>``, each from its own tree
@@ -233,6 +270,7 @@ def main() -> int:
     args = ap.parse_args()
     res = compare(Path(args.db), Path(args.truth))
     res["reports"] = report_check(Path(args.db))
+    res["state_truth"] = state_truth(Path(args.db), HERE / "fork_state_truth.json")
     if args.clone:
         res["state"] = state_check(Path(args.db), Path(args.clone))
     if args.json:
@@ -261,7 +299,10 @@ def main() -> int:
         print(f"state changes: {s['changes']} in {s['prs']} PRs; equal to the difference of two "
               f"independent audits except in: {s['differ'] or 'none'}; not read: "
               f"{s['unknown'] or 'none'}")
-    bad_state = bool(s and (s["differ"] or s["unknown"]))
+    t = res["state_truth"]
+    print(f"state changes read by hand (bench/fork_state_truth.json): {t['right']} of "
+          f"{t['changes']} right in {t['prs']} PRs; wrong: {t['wrong'] or 'none'}")
+    bad_state = bool(s and (s["differ"] or s["unknown"])) or bool(t["wrong"])
     return 0 if not res["differences"] and not res["reports"]["contradicted"] \
         and not bad_state else 1
 
