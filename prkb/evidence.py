@@ -22,7 +22,9 @@ Kinds and their fields (PRs are labels such as ``#47144``, or a short commit):
   ``days`` (whole days between the two, or absent), ``title`` (this PR's title, quoted as
   the sign that it is a fix).
 - ``blame``: ``lines``, ``files``, ``commits``, ``by``: changed lines whose previous version
-  (blame on the parent) was last changed by ``commits``, merged as ``by``.
+  (blame on the parent) was last changed by ``commits``, merged as ``by``; at most five files
+  and five commits are listed, ``more`` (when present) counts those left out, whose lines
+  ``lines`` counts too.
 - ``revert-title``: ``pr``: its title says it is a revert.
 - ``blamed-declaration``: ``classes``, ``pr``, ``by``: the blamed lines declare the classes;
   ``by`` raised or added their level and ``pr`` lowers it.
@@ -133,8 +135,9 @@ def _one(it: Item) -> str:
                 f"{it['by']} {it.get('by_direction')} it ({_v(it.get('by_before'))} -> "
                 f"{_v(it.get('by_after'))}){days}; fix title \"{it.get('title', '')}\"")
     if kind == "blame":
+        more = f" and {it['more']} more files or commits" if it.get("more") else ""
         return (f"blame: {it['lines']} line(s) in {', '.join(it['files'])} last changed by "
-                f"{', '.join(it['commits'])} ({it['by']})")
+                f"{', '.join(it['commits'])}{more} ({it['by']})")
     if kind == "revert-title":
         return "revert title"
     if kind == "blamed-declaration":

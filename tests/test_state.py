@@ -16,6 +16,7 @@ from prkb.analyze.audit import audit_revision
 from prkb.analyze.state import changes_json, state_changes
 from prkb.collect.git import collect_git
 from prkb.gitobj import GitRepo
+from prkb.graph import build_relations
 from prkb.ingest import ingest
 from prkb.profile import load_profile
 from prkb.render.report import render_report, report_context
@@ -526,3 +527,38 @@ def test_the_audit_page_says_which_commit_fixed_a_finding(renamed_reading, tmp_p
     after = page.split("XMetadataBuilder</code>")[1].split("</tr>")[0]
     fixer = after.rsplit("<td>", 1)[1]
     assert fixer.startswith('<a href="pr/3.html">#3</a>')
+
+
+def test_a_blame_count_says_what_it_leaves_out(tmp_path):
+    """Relation evidence counts honestly: a blame item lists at most five files, and its line
+    count covers them all, so the sentence says how many it does not list."""
+    store = Store(tmp_path / "kb.sqlite")
+    files = [f"{BACKENDS}/f{i}_attn.py" for i in range(7)]
+    base_rec = {
+        "number": 1,
+        "title": "base",
+        "state": "merged",
+        "source": "git",
+        "merged_at": "2026-01-01T00:00:00Z",
+        "created_at": "2026-01-01T00:00:00Z",
+        "merge_commit_sha": "a" * 40,
+        "user": {"login": "a"},
+        "files": [],
+    }
+    later = {
+        **base_rec,
+        "number": 2,
+        "title": "later",
+        "merge_commit_sha": "b" * 40,
+        "merged_at": "2026-01-02T00:00:00Z",
+        "prkb": {"lineage": [{"commit": "a" * 40, "file": f, "lines": 2} for f in files]},
+    }
+    profile = load_profile()
+    ingest(store, base_rec, profile, repo="o/r")
+    ingest(store, later, profile, repo="o/r")
+    build_relations(store, profile)
+    (rel,) = [r for r in store.pr_facts("2")["relations"] if r["other"] == 1]
+    (blame,) = [it for it in rel["evidence"] if it["kind"] == "blame"]
+    assert (blame["lines"], len(blame["files"]), blame["more"]) == (14, 5, 2)
+    text = render_report(store, "2", lang="en", fmt="md")
+    assert "14 changed line(s)" in text and "2 more files or commits are counted" in text

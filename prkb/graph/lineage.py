@@ -317,6 +317,9 @@ def lineage_relations(
             shas = sorted({h[1][:12] for h in hits})
             blame = {"kind": "blame", "lines": n, "files": files[:5], "commits": shas[:5],
                      "by": show_key(target)}
+            # the count covers every file and commit: say how many are not listed
+            if len(files) > 5 or len(shas) > 5:
+                blame["more"] = max(len(files) - 5, 0) + max(len(shas) - 5, 0)
             if profile.title_has("revert", title):
                 out.append(Relation(me, target, "reverts",
                                     E.make(blame, {"kind": "revert-title", "pr": show_key(me)}),
