@@ -562,3 +562,55 @@ def test_a_blame_count_says_what_it_leaves_out(tmp_path):
     assert (blame["lines"], len(blame["files"]), blame["more"]) == (14, 5, 2)
     text = render_report(store, "2", lang="en", fmt="md")
     assert "14 changed line(s)" in text and "2 more files or commits are counted" in text
+
+
+def test_a_threshold_read_through_self_and_a_private_threshold(tmp_path):
+    """``self.<threshold>`` in an inherited ``__init__`` reads the subclass's own class
+    attribute (an MLA-like builder with 512 passes 512, not the base's 1); a private split
+    threshold written from the public one is 1 + k while the public one stays 1."""
+    r = GitRepoBuilder.init(tmp_path / "src")
+    common, mla, swa = (f"{BACKENDS}/{n}.py" for n in ("common_mla", "fa_mla", "swa_attn"))
+    r.commit(
+        {
+            UTILS: base("_cudagraph_support"),
+            common: builder(
+                "CommonMLAMetadataBuilder",
+                "reorder_batch_threshold: ClassVar[int] = 1\n"
+                "def __init__(self, spec):\n"
+                "    self._init_reorder_batch_threshold(self.reorder_batch_threshold,"
+                " spec)",
+            ),
+            mla: builder(
+                "FaMLAMetadataBuilder",
+                "reorder_batch_threshold: ClassVar[int] = 512",
+                "CommonMLAMetadataBuilder",
+                "vllm.v1.attention.backends.common_mla",
+            ),
+            swa: builder(
+                "SwaMetadataBuilder",
+                "reorder_batch_threshold: ClassVar[int] = 1\n"
+                "def __init__(self):\n"
+                "    self.decode_threshold = self.reorder_batch_threshold"
+                " + self.num_speculative_tokens",
+            ),
+        },
+        "Builders (#60)",
+    )
+    with GitRepo(r.path) as repo:
+        res = audit_revision(repo, "HEAD", load_profile())
+    got = {b.class_name: b.values for b in res.builders}
+    assert got["FaMLAMetadataBuilder"]["reorder_batch_threshold"] == {
+        "value": "_init_reorder_batch_threshold(512, spec)",
+        "source": "inherited:CommonMLAMetadataBuilder",
+        "origin_file": common,
+    }
+    assert got["CommonMLAMetadataBuilder"]["reorder_batch_threshold"]["value"] == (
+        "_init_reorder_batch_threshold(1, spec)"
+    )
+    swa_values = got["SwaMetadataBuilder"]
+    assert swa_values["reorder_batch_threshold"]["value"] == "1"
+    assert swa_values["decode_threshold"] == {
+        "value": "1 + self.num_speculative_tokens",
+        "source": "init",
+        "origin_file": swa,
+    }

@@ -28,6 +28,7 @@ whose value changed, in the shape ``prkb show --json`` prints as ``state_changes
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -120,19 +121,26 @@ def _call_text(ts: ThresholdSet) -> str:
     return f"{ts.attr}({', '.join(args)})"
 
 
-def _apply(prev: str | None, sets: Iterable[ThresholdSet]) -> str | None:
+def _apply(prev: str | None, sets: Iterable[ThresholdSet], attr: str) -> str | None:
     """The value the statements leave, written out: ``=`` replaces, ``op=`` applies the
-    operator to the value before it, a call stands as written; a statement that may not run
-    keeps the value before it possible."""
+    operator to the value before it, a call stands as written; ``self.<attr>`` in a value or
+    a call's arguments reads the value before it (written in its place when known); a
+    statement that may not run keeps the value before it possible."""
     value = prev
+    own = re.compile(rf"\bself\.{re.escape(attr)}\b")
     for ts in sets:
         if ts.kind == "call":
             new = _call_text(ts)
+            if value is not None:
+                name, _, args = new.partition("(")
+                new = f"{name}({own.sub(lambda _m: _wrap(str(value)), args)}"
         elif ts.kind == "augassign":
             base = _wrap(value) if value is not None else f"self.{ts.attr}"
             new = f"{base} {ts.op} {_wrap(ts.value or '')}"
         else:
             new = ts.value or ""
+            if value is not None:
+                new = own.sub(lambda _m: _wrap(str(value)), new)
         if ts.conditional and value is not None:
             new = f"{new} (when its condition holds; else {value})"
         value = new
@@ -186,7 +194,7 @@ def threshold_value(
                     before = got[0] if got is not None else None
                 if before is None:
                     before = class_attr().value
-                return _apply(before, sets), links[j]
+                return _apply(before, sets, attr), links[j]
             if facts.init_calls_super is False:
                 return None
         return None
