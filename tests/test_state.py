@@ -125,7 +125,13 @@ def test_a_rename_of_what_the_code_reads_leaves_a_builder_stale(renamed_reading)
         "attn_cudagraph_support",
     )
     assert (drop["before"], drop["after"]) == ("ALWAYS", "NEVER")
+    (fw,) = ctx["state"]["framework"]
+    assert (fw["class"], fw["old"], fw["new"], fw["left"]) == (
+        "AttentionMetadataBuilder", "attn_cudagraph_support", "cudagraph_support",
+        ["XMetadataBuilder"])
+    assert report_context(store, "3", "en")["state"]["framework"] == []
     text = render_report(store, "2", lang="en", fmt="md")
+    assert "**Framework change**" in text
     assert "left on a spelling the code no longer reads" in text
     assert "stale: it declares `attn_cudagraph_support`" in text
 

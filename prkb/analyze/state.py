@@ -121,6 +121,11 @@ def _call_text(ts: ThresholdSet) -> str:
     return f"{ts.attr}({', '.join(args)})"
 
 
+def _put(pattern: re.Pattern[str], text: str, value: str) -> str:
+    """``text`` with every match of ``pattern`` replaced by ``value`` as it is."""
+    return pattern.sub(lambda _m: value, text)
+
+
 def _apply(prev: str | None, sets: Iterable[ThresholdSet], attr: str) -> str | None:
     """The value the statements leave, written out: ``=`` replaces, ``op=`` applies the
     operator to the value before it, a call stands as written; ``self.<attr>`` in a value or
@@ -129,18 +134,19 @@ def _apply(prev: str | None, sets: Iterable[ThresholdSet], attr: str) -> str | N
     value = prev
     own = re.compile(rf"\bself\.{re.escape(attr)}\b")
     for ts in sets:
+        before = _wrap(value) if value is not None else None
         if ts.kind == "call":
             new = _call_text(ts)
-            if value is not None:
+            if before is not None:
                 name, _, args = new.partition("(")
-                new = f"{name}({own.sub(lambda _m: _wrap(str(value)), args)}"
+                new = f"{name}({_put(own, args, before)}"
         elif ts.kind == "augassign":
-            base = _wrap(value) if value is not None else f"self.{ts.attr}"
+            base = before if before is not None else f"self.{ts.attr}"
             new = f"{base} {ts.op} {_wrap(ts.value or '')}"
         else:
             new = ts.value or ""
-            if value is not None:
-                new = own.sub(lambda _m: _wrap(str(value)), new)
+            if before is not None:
+                new = _put(own, new, before)
         if ts.conditional and value is not None:
             new = f"{new} (when its condition holds; else {value})"
         value = new

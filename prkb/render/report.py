@@ -389,7 +389,7 @@ def state_facts(facts: dict[str, Any], profile: Profile) -> dict[str, Any]:
     got = facts.get("state_changes")
     if got is None:  # from git without the audit, or from elsewhere: no clone was read
         reason = "no-audit" if facts["source"] in ("git", "git+github") else "no-clone"
-        return {"known": False, "reason": reason, "changes": [], "outside": 0}
+        return {"known": False, "reason": reason, "changes": [], "outside": 0, "framework": []}
     paths = {f["path"] for f in facts["files"]}
     rows = [
         {"class": c["class"], "file": c["file"], "value": c["value"],
@@ -399,7 +399,26 @@ def state_facts(facts: dict[str, Any], profile: Profile) -> dict[str, Any]:
     ]
     rows.sort(key=lambda r: (r["value"] != profile.display, r["file"], r["class"], r["value"]))
     return {"known": True, "reason": None, "changes": rows,
-            "outside": sum(r["outside"] for r in rows)}
+            "outside": sum(r["outside"] for r in rows),
+            "framework": _framework(facts, rows, profile)}
+
+
+def _framework(facts: dict[str, Any], rows: list[dict[str, Any]], profile: Profile,
+               ) -> list[dict[str, Any]]:
+    """What the PR changes of the mechanism itself: the root builder base declaring another
+    spelling of the symbol (the one the code reads from this commit on), with the builders its
+    state change leaves on a spelling the code no longer reads."""
+    roots = {str(r) for r in profile.audit.get("builder_bases", [])}
+    left = sorted({r["class"] for r in rows if r["value"] == profile.display
+                   and r["after"].get("kind") == "stale"
+                   and r["before"].get("kind") not in ("stale", "no-builder")})
+    return [
+        {"kind": "reading-spelling", "class": c["class"], "file": c["file"],
+         "old": c["before_attr"], "new": c["attr"], "left": left}
+        for c in facts["symbol_changes"]
+        if c["class"].rsplit(".", 1)[-1] in roots and c.get("before_attr")
+        and c["before_attr"] != c["attr"]
+    ]
 
 
 def _builders(
