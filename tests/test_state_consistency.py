@@ -102,3 +102,20 @@ def test_the_check_finds_a_contradiction(bundled):
     flipped = [{**c, "before": c["after"], "after": c["before"]} for c in stored]
     assert any("the state goes" in x for x in _contradictions(ctx, flipped))
     assert any("does not have" in x for x in _contradictions(ctx, []))
+
+
+def test_a_commit_without_a_pr_is_named_as_a_commit_where_it_is_reachable(bundled):
+    """The fork's own commit (no PR number) is "commit <sha> on <the fork>", committed, not
+    merged, in the report's head, its page title, and both languages."""
+    from prkb.render.report import render_report
+
+    ref = "sha:12fb5c6c6ec3ddef8e9b479dae6e5a104238fc78"
+    en = render_report(bundled, ref, lang="en", fmt="md")
+    head = en.split("## Executive summary")[0]
+    assert head.startswith("# Commit `12fb5c6c6ec3` on `local-inference-lab/vllm`: full report")
+    assert "Committed at: May 19, 2026" in head and "Merged at" not in head
+    assert "without a pull request" in head and "State: merged" not in head
+    zh = render_report(bundled, ref, lang="zh", fmt="md")
+    assert zh.startswith("# `local-inference-lab/vllm` 上的提交 `12fb5c6c6ec3` 完整报告")
+    html = render_report(bundled, ref, lang="en", fmt="html")
+    assert "<title>commit 12fb5c6c6ec3 on local-inference-lab/vllm" in html

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -748,6 +749,9 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
             "merged_at": facts["merged_at"],
             "closed_at": facts["closed_at"],
             "url": facts["url"],
+            # a commit without a PR: named "commit <short sha> on <the repository where it is
+            # reachable>" everywhere (its page's repository; a fork's own commit is there)
+            "commit": _commit_name(facts),
             "source": facts["source"],
             "labels": sorted(facts["labels"]),
             "merge_commit_sha": facts["merge_commit_sha"],
@@ -959,7 +963,19 @@ def render_reports(
     return sep.join(render_context(c, fmt) for c in ctxs)
 
 
+def _commit_name(facts: dict[str, Any]) -> dict[str, str] | None:
+    """For a record of a commit without a PR number: its short sha and the repository where
+    it is reachable (the one its commit page is on, else the record's); None for a PR."""
+    if facts["number"] is not None or not facts.get("merge_commit_sha"):
+        return None
+    m = re.match(r"https://github\.com/([^/]+/[^/]+)/commit/", str(facts.get("url") or ""))
+    return {"sha": str(facts["merge_commit_sha"])[:12],
+            "repo": m.group(1) if m else str(facts["repo"])}
+
+
 def _page_title(ctx: dict[str, Any]) -> str:
     pr = ctx["pr"]
-    head = f"PR #{pr['number']}" if pr["number"] is not None else pr["ref"]
+    commit = pr.get("commit")
+    head = (f"PR #{pr['number']}" if pr["number"] is not None
+            else f"commit {commit['sha']} on {commit['repo']}" if commit else pr["ref"])
     return f"{head} {pr['title']}"[:300]
