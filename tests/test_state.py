@@ -127,8 +127,11 @@ def test_a_rename_of_what_the_code_reads_leaves_a_builder_stale(renamed_reading)
     assert (drop["before"], drop["after"]) == ("ALWAYS", "NEVER")
     (fw,) = ctx["state"]["framework"]
     assert (fw["class"], fw["old"], fw["new"], fw["left"]) == (
-        "AttentionMetadataBuilder", "attn_cudagraph_support", "cudagraph_support",
-        ["XMetadataBuilder"])
+        "AttentionMetadataBuilder",
+        "attn_cudagraph_support",
+        "cudagraph_support",
+        ["XMetadataBuilder"],
+    )
     assert report_context(store, "3", "en")["state"]["framework"] == []
     text = render_report(store, "2", lang="en", fmt="md")
     assert "**Framework change**" in text
@@ -620,3 +623,29 @@ def test_a_threshold_read_through_self_and_a_private_threshold(tmp_path):
         "source": "init",
         "origin_file": swa,
     }
+
+
+def test_speculative_decoding_users_gain_only_where_the_threshold_grows(tmp_path):
+    """A raise to UNIFORM_BATCH of an MLA builder whose threshold is pinned to 1: its
+    speculative-decoding users gain nothing (capture fails); they pay, and the audit says
+    why."""
+    from githistory import MLA, MLA_SRC, TRITON, triton
+
+    r = GitRepoBuilder.init(tmp_path / "src")
+    r.commit(
+        {
+            UTILS: base("_cudagraph_support"),
+            MLA: MLA_SRC,
+            TRITON: triton("UNIFORM_SINGLE_TOKEN_DECODE"),
+        },
+        "Triton MLA (#70)",
+    )
+    r.commit({TRITON: triton("UNIFORM_BATCH")}, "[Perf] Triton MLA uniform batches (#71)")
+    store = collect(r.path, tmp_path / "kb.sqlite")
+    got = [(e["reason"], e["side"], e["party"]) for e in effects(store, "71")]
+    assert got == [
+        ("no-gain-not-ready", "neither", "spec-decode-users"),
+        ("correctness-risk", "pays", "spec-decode-users"),
+    ]
+    assert effect(store, "71", "correctness-risk")["audit"] == "finding"
+    assert "Who gains: nobody among" in render_report(store, "71", lang="en", fmt="md")

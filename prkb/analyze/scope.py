@@ -15,6 +15,8 @@ Everything here is codes, names and levels; a template words them per language. 
 
   ====================  =========================================================
   raised                gains ``more-batches-captured``; pays ``correctness-risk``
+                        (for speculative-decoding users whose builder the audit reads
+                        as not ready: ``no-gain-not-ready`` instead of the gain)
   added, above default  the same, ``basis`` ``versus-default`` (the level it
                         replaces may be inherited: not known here)
   added, at default     neither, ``same-as-default``
@@ -324,6 +326,13 @@ def _effects(
         d, basis = "raised", "versus-default"
     if d == "raised":
         audit = _audit_reading(change, profile, findings, spec_ready)
+        if party == SPEC_USERS and audit in ("finding", "not-ready"):
+            # speculative decoding users gain only where the threshold lets them: here the
+            # audit reads that it cannot grow, so capture fails instead
+            return [
+                Effect(who, party, NEITHER, "no-gain-not-ready", basis),
+                Effect(who, party, PAYS, "correctness-risk", basis, audit),
+            ]
         return [
             Effect(who, party, GAINS, "more-batches-captured", basis),
             Effect(who, party, PAYS, "correctness-risk", basis, audit),
