@@ -649,3 +649,43 @@ def test_speculative_decoding_users_gain_only_where_the_threshold_grows(tmp_path
     ]
     assert effect(store, "71", "correctness-risk")["audit"] == "finding"
     assert "Who gains: nobody among" in render_report(store, "71", lang="en", fmt="md")
+
+
+def test_a_new_subclass_that_inherits_a_level_carries_its_risk(tmp_path):
+    """A new builder the PR adds without a declaration of its own (it inherits UNIFORM_BATCH
+    with a threshold pinned to 1): it adds a row, and its users pay what the audit flags."""
+    r = GitRepoBuilder.init(tmp_path / "src")
+    fam, sub = f"{BACKENDS}/fam3_attn.py", f"{BACKENDS}/sub4_attn.py"
+    r.commit(
+        {
+            UTILS: base("_cudagraph_support"),
+            fam: builder(
+                "Fam3MetadataBuilder",
+                "def __init__(self):\n    self._init_reorder_batch_threshold(1)",
+            ),
+        },
+        "Family (#80)",
+    )
+    r.commit(
+        {
+            fam: builder(
+                "Fam3MetadataBuilder",
+                level("_cudagraph_support", "UNIFORM_BATCH") + "\n"
+                "def __init__(self):\n    self._init_reorder_batch_threshold(1)",
+            ),
+            sub: builder(
+                "Sub4MetadataBuilder",
+                "pass",
+                "Fam3MetadataBuilder",
+                "vllm.v1.attention.backends.fam3_attn",
+            ),
+        },
+        "Family takes uniform batches, with a new member (#81)",
+    )
+    store = collect(r.path, tmp_path / "kb.sqlite")
+    got = [
+        (e["reason"], e.get("audit"))
+        for e in effects(store, "81")
+        if e["builder"] == "Sub4MetadataBuilder"
+    ]
+    assert got == [("new-builder", None), ("correctness-risk", "finding")]

@@ -237,24 +237,31 @@ def _effects_from_state(
     change: SymbolChange, profile: Profile, findings: list[Finding],
     spec_ready: dict[tuple[str, str], bool | None], prior: Prior,
 ) -> list[Effect] | None:
-    """An added or removed declaration read against the effective values at both revisions:
+    """A declaration change (or, direction ``inherited``, a builder the PR did not change)
+    read against the builder's effective values at both revisions:
 
     - a new builder (no builder of that class and file at the parent) adds a row and takes
       nothing from any other (``new-builder``), then the risk of the level it claims;
+    - left on a spelling the code no longer reads: its users pay for the drop (``left-stale``);
     - an effective value that did not change (the class declares what it inherited, or
       inherits what it declared): nobody gains or pays (``same-effective``);
     - otherwise a raise or a lowering between the two effective levels, ``basis``
-      ``inherited`` (an added declaration replaces an inherited level) or ``now-inherits``
-      (a removed one gives way to an inherited level), with the class it comes from.
+      ``inherited`` (an added declaration replaces an inherited level), ``now-inherits`` (a
+      removed one gives way to an inherited level), ``base-changed`` (through a base), with
+      the class it comes from, or ``restored`` / ``state``.
 
-    None when a side is no plain level (an expression, a bool, a run-time decision)."""
+    None when a side is no plain level (an expression, a run-time decision) and the
+    declaration change's own reading says more; a bool side is ``bool-value``."""
     who = change.class_name
     if prior is UNCHANGED:
         if change.direction in ("renamed", "moved"):
             return None  # what a rename or a move says already: nothing changed
         return [Effect(who, BACKEND_USERS, NEITHER, "same-effective")]
     if change.direction in ("added", "inherited") and prior.before_source is None:
-        risk = [e for e in _effects(change, profile, findings, spec_ready)
+        # the risk of the level it claims, as for any declaration of a new value
+        level = prior.after if profile.level_rank(prior.after) is not None else change.after
+        claimed = replace(change, before=None, after=level, direction="added")
+        risk = [e for e in _effects(claimed, profile, findings, spec_ready)
                 if e.reason == "correctness-risk"]
         party = risk[0].party if risk else BACKEND_USERS
         return [Effect(who, party, NEITHER, "new-builder", "new-builder",
@@ -264,9 +271,7 @@ def _effects_from_state(
         # left on a spelling the code no longer reads: a level lost by accident, no fix
         return [Effect(who, BACKEND_USERS, PAYS, "left-stale", "stale", None, "", None, None,
                        prior.before, prior.after, stale_attr=prior.stale_attr)]
-    if prior.after_source == "stale":
-        basis = "stale"
-    elif prior.before_source == "stale":  # back on the spelling the code reads
+    if prior.before_source == "stale":  # back on the spelling the code reads
         basis = "restored"
     elif change.direction == "inherited":  # a class the PR did not change: through a base
         basis = "base-changed"

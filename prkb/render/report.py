@@ -749,8 +749,8 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
             "merged_at": facts["merged_at"],
             "closed_at": facts["closed_at"],
             "url": facts["url"],
-            # a commit without a PR: named "commit <short sha> on <the repository where it is
-            # reachable>" everywhere (its page's repository; a fork's own commit is there)
+            # a commit without a PR: headed "commit <short sha> on <the repository where it
+            # is reachable>" (its page's repository; a fork's own commit is there)
             "commit": _commit_name(facts),
             "source": facts["source"],
             "labels": sorted(facts["labels"]),
