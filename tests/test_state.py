@@ -266,6 +266,8 @@ def test_thresholds_as_written_init_augmented_helper_and_constant(tmp_path):
             b: builder(
                 "BMetadataBuilder",
                 "def __init__(self):\n    self.reorder_batch_threshold = 1\n"
+                "    if self.num_spec_tokens > 1:\n"
+                "        raise ValueError('at most one speculative token')\n"
                 "    self.reorder_batch_threshold += self.num_spec_tokens",
             ),
             c: builder(
@@ -286,6 +288,15 @@ def test_thresholds_as_written_init_augmented_helper_and_constant(tmp_path):
     assert tb["before"] == "1 + min(self.num_spec_tokens, 1)"
     assert tb["after"] == "1 + self.num_spec_tokens"
     assert tb["before_source"] == tb["after_source"] == "init"
+    # the raise before the setting bounds it: said with the value
+    assert tb["after_raises"] == ["ValueError when self.num_spec_tokens > 1"]
+    assert "before_raises" not in tb
+    text = render_report(store, "21", lang="en", fmt="md")
+    assert "raises `ValueError` when `self.num_spec_tokens > 1`" in text
+    # a constant threshold stays a constant: it does not "grow"
+    assert ("Threshold mechanism: `CMetadataBuilder` declares `reorder_batch_threshold` = "
+            "`128` in its class body. A constant: it does not change with the number of "
+            "speculative tokens, and requests of up to 128 tokens count as decodes.") in text
     tc = by(got, "CMetadataBuilder", "reorder_batch_threshold")
     assert (tc["before"], tc["after"], tc["after_source"]) == ("512", "128", "declared")
     # the thresholds of A and B changed, not their level

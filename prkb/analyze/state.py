@@ -11,7 +11,8 @@ at that revision and where it comes from (:class:`Tracked`):
 ``inherited:<C>``   the nearest class ``C`` of the MRO that sets it (``origin_file`` its file)
 ``init``            set by the class's own ``__init__`` (an assignment, ``+=`` or the
                     profile's helper call); the value is the expression as written, a ``+=``
-                    applied to the value before it (``1 + self.num_spec_tokens``)
+                    applied to the value before it (``1 + self.num_spec_tokens``), with the
+                    ``if <test>: raise E`` that come before it (``raises``)
 ``method``          decided at run time by an overriding method (``dynamic: <returns>``)
 ``stale``           the class declares a spelling the code at that revision no longer reads
                     (the root builder base declares another one), so the value is what it
@@ -52,6 +53,8 @@ class Tracked:
     origin_file: str | None = None  # the file of the class the value comes from
     written: str | None = None  # the value as the source spells it, when it differs
     stale: tuple[str, ...] = ()  # ``Class.attr`` declarations the code does not read
+    # where the ``__init__`` that sets it raises before setting it: ``E when <test>``
+    raises: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"value": self.value, "source": self.source}
@@ -61,13 +64,15 @@ class Tracked:
             out["written"] = self.written
         if self.stale:
             out["stale"] = list(self.stale)
+        if self.raises:
+            out["raises"] = list(self.raises)
         return out
 
     @staticmethod
     def from_json(d: dict[str, Any]) -> Tracked:
         return Tracked(
             d.get("value"), str(d.get("source") or ABSENT), d.get("origin_file"),
-            d.get("written"), tuple(d.get("stale") or ()),
+            d.get("written"), tuple(d.get("stale") or ()), tuple(d.get("raises") or ()),
         )
 
 
@@ -134,6 +139,8 @@ def _apply(prev: str | None, sets: Iterable[ThresholdSet], attr: str) -> str | N
     value = prev
     own = re.compile(rf"\bself\.{re.escape(attr)}\b")
     for ts in sets:
+        if ts.kind == "raise":
+            continue  # a bound on the value, not a setting (threshold_value says it)
         before = _wrap(value) if value is not None else None
         if ts.kind == "call":
             new = _call_text(ts)
@@ -177,7 +184,23 @@ def threshold_value(
             return []
         return [t for t in facts.threshold
                 if (t.kind == "call" and call and t.attr == call)
-                or (t.kind != "call" and t.attr == attr)]
+                or (t.kind not in ("call", "raise") and t.attr == attr)]
+
+    def raises_of(c: ClassRef) -> tuple[str, ...]:
+        """``E when <test>`` of each ``if <test>: raise E`` of the class's ``__init__``
+        written before its last setting of the value."""
+        facts = hier.facts(c)
+        if facts is None:
+            return ()
+        out: list[str] = []
+        pending: list[str] = []
+        for t in facts.threshold:
+            if t.kind == "raise":
+                pending.append(f"{t.op} when {t.value}")
+            elif t in sets_of(c):
+                out += pending
+                pending = []
+        return tuple(out)
 
     def class_attr() -> Tracked:
         for c in mro:
@@ -208,7 +231,7 @@ def threshold_value(
     got = from_init(0)
     if got is not None:
         value, owner = got
-        return Tracked(value, _source(owner, ref, INIT), owner.file)
+        return Tracked(value, _source(owner, ref, INIT), owner.file, raises=raises_of(owner))
     return class_attr()
 
 
@@ -255,6 +278,8 @@ class StateChange:
                 out[f"{side}_written"] = t.written
             if t is not None and t.stale:
                 out[f"{side}_stale"] = list(t.stale)
+            if t is not None and t.raises:
+                out[f"{side}_raises"] = list(t.raises)
         if self.previous_file:
             out["previous_file"] = self.previous_file
         return out
@@ -302,8 +327,8 @@ def _diff(file: str, cls: str, b_old: Reading | None, b_new: Reading | None,
     for name in list(dict.fromkeys([*vb, *va])):
         ta = va.get(name) if b_old is not None else None
         tb = vb.get(name) if b_new is not None else None
-        a_val = ta.value if ta is not None else None
-        b_val = tb.value if tb is not None else None
+        a_val = (ta.value, ta.raises) if ta is not None else (None, ())
+        b_val = (tb.value, tb.raises) if tb is not None else (None, ())
         if a_val == b_val:
             continue
         if b_old is not None and ta is None:

@@ -55,11 +55,12 @@ class ThresholdSet:
     attribute of the instance, in source order.
 
     ``kind``: ``assign`` (``self.x = value``), ``augassign`` (``self.x op= value``, ``op``
-    the operator) or ``call`` (a watched call; ``value`` its first positional argument or None,
-    ``call`` its arguments). ``conditional``: inside an ``if``, loop or ``except`` block, so it
-    may not run. ``bound``: the local names the statement uses that ``__init__`` assigned
-    before it, with the assigned expression's text (the last such assignment; one made in a
-    block that may not run keeps the value before it too, see ``UNKNOWN_TEST``).
+    the operator), ``call`` (a watched call; ``value`` its first positional argument or None,
+    ``call`` its arguments) or ``raise`` (``if value: raise op(...)`` in ``__init__``).
+    ``conditional``: inside an ``if``, loop or ``except`` block, so it may not run. ``bound``:
+    the local names the statement uses that ``__init__`` assigned before it, with the assigned
+    expression's text (the last such assignment; one made in a block that may not run keeps the
+    value before it too, see ``UNKNOWN_TEST``).
     """
 
     kind: str
@@ -333,7 +334,7 @@ def parse_classes(
                             facts.init_calls_super = _calls_parent_init(stmt)
                             if named and (wanted_attrs or wanted_calls):
                                 facts.threshold = threshold_sets(
-                                    stmt, wanted_attrs, wanted_calls
+                                    stmt, wanted_attrs, wanted_calls, raises=True
                                 )
                         elif wanted_calls and named:
                             later.extend(
@@ -501,10 +502,13 @@ def _op_symbol(op: ast.operator) -> str:
 
 
 def threshold_sets(
-    fn: ast.FunctionDef | ast.AsyncFunctionDef, attrs: set[str], calls: set[str]
+    fn: ast.FunctionDef | ast.AsyncFunctionDef, attrs: set[str], calls: set[str],
+    *, raises: bool = False,
 ) -> list[ThresholdSet]:
     """The statements of ``fn`` that set one of ``attrs`` on the instance, or call one of
-    ``calls``, in source order (nested functions and classes are not entered)."""
+    ``calls``, in source order (nested functions and classes are not entered). ``raises``:
+    also each ``if <test>: raise E(...)`` of the method (kind ``raise``: ``value`` the test,
+    ``op`` the exception's name), which bounds what the settings after it can reach."""
     out: list[ThresholdSet] = []
     local: dict[str, str] = {}
 
@@ -558,6 +562,12 @@ def threshold_sets(
                 continue
             if isinstance(stmt, ast.If):
                 calls_in(stmt.test, conditional)
+                if raises and stmt.body and isinstance(stmt.body[0], ast.Raise) \
+                        and not stmt.orelse and stmt.body[0].exc is not None:
+                    exc = stmt.body[0].exc
+                    name = exc.func if isinstance(exc, ast.Call) else exc
+                    out.append(ThresholdSet("raise", "", _text(stmt.test),
+                                            op=ast.unparse(name), conditional=conditional))
                 walk(stmt.body, True)
                 walk(stmt.orelse, True)
             elif isinstance(stmt, ast.For | ast.AsyncFor | ast.While):

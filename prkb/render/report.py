@@ -352,7 +352,9 @@ def _side(c: dict[str, Any], side: str) -> dict[str, Any]:
     kind, _, origin = str(source).partition(":")
     return {"kind": kind, "from": origin or None, "value": c.get(side),
             "written": c.get(f"{side}_written"), "origin_file": c.get(f"{side}_origin_file"),
-            "stale": [s.rsplit(".", 1)[-1] for s in c.get(f"{side}_stale") or []]}
+            "stale": [s.rsplit(".", 1)[-1] for s in c.get(f"{side}_stale") or []],
+            # where the __init__ that sets it raises first: (error, condition)
+            "raises": [list(r.partition(" when ")[::2]) for r in c.get(f"{side}_raises") or []]}
 
 
 def _threshold_from_state(
@@ -369,7 +371,22 @@ def _threshold_from_state(
                 and b.get("file") == ex["file"]), None)
     got = (row or {}).get("values", {}).get(attr) if attr else None
     out = []
+    own = isinstance(got, dict) and got.get("source") in ("init", "declared")
+    if own and any(n["code"] == "threshold-assign" for n in ex["notes"]):
+        # what the class's own settings leave, as the state model reads them (a ``+=`` on the
+        # value before it, the raises before it), in place of each statement read alone
+        assert isinstance(got, dict)
+        ready = (row or {}).get("spec_ready")
+        value = str(got.get("value") or "")
+        out.append({"code": "threshold-state", "attr": attr, "value": got.get("value"),
+                    "where": got.get("source"),
+                    # a constant does not change with the speculative tokens, whatever it is
+                    "constant": int(value) if value.isdigit() else None,
+                    "grows": "yes" if ready is True else "no" if ready is False else "",
+                    "raises": [list(r.partition(" when ")[::2]) for r in got.get("raises") or []]})
     for note in ex["notes"]:
+        if note["code"] == "threshold-assign" and out and out[0]["code"] == "threshold-state":
+            continue
         if note["code"] == "threshold-none" and ex["class"].rsplit(".", 1)[-1] in roots:
             note = {"code": "threshold-root"}
         elif note["code"] == "threshold-none" and isinstance(got, dict) and str(
