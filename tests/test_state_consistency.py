@@ -119,3 +119,16 @@ def test_a_commit_without_a_pr_is_named_as_a_commit_where_it_is_reachable(bundle
     assert zh.startswith("# `local-inference-lab/vllm` 上的提交 `12fb5c6c6ec3` 完整报告")
     html = render_report(bundled, ref, lang="en", fmt="html")
     assert "<title>commit 12fb5c6c6ec3 on local-inference-lab/vllm" in html
+    # nowhere "this PR", "the same PR" or "merged" of it (the catalog's "commit" context)
+    import re
+
+    for text in (en, html):
+        assert not re.search(r"\b(this|the same|the) PR\b|PR's|\bmerged\b", text), text
+    assert "no file under `tests/` changed in this commit" in en
+    for word in ("该 PR", "本 PR", "此 PR", "同一 PR"):
+        assert word not in zh
+    assert "该提交" in zh
+    # another commit without a PR is named as one in its relations
+    assert "commit `251eda09fe9f` modifies a declaration last set by this commit" in en
+    # a PR's report keeps its own words
+    assert "this PR" in render_report(bundled, "42885", lang="en", fmt="md")

@@ -83,6 +83,31 @@ def translations(lang: str) -> Translations:
     return Translations(fp=buf, domain=DOMAIN)
 
 
+class SubjectCatalog:
+    """A language's catalog as a report about one kind of subject sees it: a message the
+    catalog words for that subject (``msgctxt`` ``subject``, e.g. ``commit``: a commit
+    without a pull request, where "this PR" would be untrue) comes from there; every other
+    message is the catalog's own. Without a subject it is the catalog itself."""
+
+    def __init__(self, catalog: Translations, subject: str) -> None:
+        self.catalog = catalog
+        self.subject = subject
+
+    def gettext(self, msgid: str) -> str:
+        if self.subject:
+            # the message itself when the catalog has no wording for the subject
+            got = str(self.catalog.pgettext(self.subject, msgid))
+            if got != msgid:
+                return got
+        return str(self.catalog.gettext(msgid))
+
+
+@lru_cache(maxsize=16)
+def subject_catalog(lang: str, subject: str = "") -> SubjectCatalog:
+    """The catalog of ``lang`` for reports about ``subject`` (:class:`SubjectCatalog`)."""
+    return SubjectCatalog(translations(lang), subject)
+
+
 @lru_cache(maxsize=8)
 def language_key(lang: str) -> str:
     """A short hash of the texts a compiled template can hold of one language: its ``.po``
@@ -370,11 +395,12 @@ def fast_lookups(env: jinja2.Environment) -> None:
     env.context_class = PlainCallContext
 
 
-def escaping_gettext(lang: str) -> Callable[..., Markup]:
+def escaping_gettext(lang: str, subject: str = "") -> Callable[..., Markup]:
     """The newstyle ``gettext`` of an autoescaping environment (Markup of the catalog text,
     ``%`` variables escaped), with each message looked up once, for
-    :class:`~.jinja_calls.PlainCallContext` (a plain call)."""
-    catalog = translations(lang)
+    :class:`~.jinja_calls.PlainCallContext` (a plain call); ``subject``: the messages worded
+    for that kind of subject (:class:`SubjectCatalog`)."""
+    catalog = subject_catalog(lang, subject)
     zh = lang == "zh"
 
     @lru_cache(maxsize=4096)

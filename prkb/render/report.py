@@ -36,11 +36,12 @@ from .i18n import (
     LANGS,
     ConstantMessages,
     cjk_spaced,
+    escaping_gettext,
     html_env,
     jinja_env,
     language_cache,
     sentence_macros,
-    translations,
+    subject_catalog,
 )
 from .jinja_calls import plain_call
 from .markdown import to_html
@@ -840,18 +841,22 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
 REPORT = "report/report.j2"
 
 
-@lru_cache(maxsize=8)
-def _report_env(lang: str, fmt: str) -> jinja2.Environment:
+@lru_cache(maxsize=16)
+def _report_env(lang: str, fmt: str, subject: str = "") -> jinja2.Environment:
     """The environment of one language and format, cached (templates compile once): the
     report template with the formatter ``F`` of ``fmt`` (:mod:`.formats`) and its filters.
-    ``html`` autoescapes (:func:`.i18n.html_env`); ``md`` and ``txt`` do not."""
+    ``html`` autoescapes (:func:`.i18n.html_env`); ``md`` and ``txt`` do not. ``subject``
+    ``commit``: a report of a commit without a PR, its messages worded so where the catalog
+    has them (``msgctxt "commit"``)."""
     if fmt == "html":
         env = html_env(lang, "report.html")
         # one template for every format: here every template escapes, whatever its name
         env.autoescape = True
+        if subject:
+            env.globals["gettext"] = env.globals["_"] = escaping_gettext(lang, subject)
     else:
         env = jinja_env(lang, autoescape=False)
-        catalog = translations(lang)
+        catalog = subject_catalog(lang, subject)
         lookup = lru_cache(maxsize=4096)(catalog.gettext)
         zh = lang == "zh"
 
@@ -871,7 +876,7 @@ def _report_env(lang: str, fmt: str) -> jinja2.Environment:
     env.extend(report_format=formatter)
     env.add_extension(FormatConstants)
     # one language's messages and one format's strings are compiled in: kept apart
-    env.bytecode_cache = language_cache(f"report-{fmt}", lang)
+    env.bytecode_cache = language_cache(f"report-{fmt}{'-' + subject if subject else ''}", lang)
     env.filters.update(filters_of(formatter))
     env.globals.update(F=formatter, codes=formatter.codes, num=formatter.num)
     # the label tables (report/_labels.j2) depend only on the language: built once
@@ -888,7 +893,8 @@ def warm_up(lang: str, fmt: str = "html") -> None:
 def render_context(ctx: dict[str, Any], fmt: str) -> str:
     """The report of one language from its ``report_context``: ``md``, ``txt``, or ``html``
     (a fragment for a page: headings, lists, paragraphs; every value escaped)."""
-    out = _report_env(ctx["lang"], fmt).get_template(REPORT).render(ctx)
+    subject = "commit" if ctx["pr"].get("commit") else ""
+    out = _report_env(ctx["lang"], fmt, subject).get_template(REPORT).render(ctx)
     return out if fmt == "html" else _tidy(out)
 
 
