@@ -132,3 +132,22 @@ def test_a_commit_without_a_pr_is_named_as_a_commit_where_it_is_reachable(bundle
     assert "commit `251eda09fe9f` modifies a declaration last set by this commit" in en
     # a PR's report keeps its own words
     assert "this PR" in render_report(bundled, "42885", lang="en", fmt="md")
+
+
+def test_the_site_names_a_fork_commit_as_a_commit_on_the_fork(bundled, tmp_path):
+    """The site's page of the fork's own commit: its state is no "merged", its relations say
+    "this commit", and its GitHub link is the fork's commit page (the commit does not exist
+    upstream)."""
+    import html
+    import re
+
+    from prkb.site.build import build_site
+
+    build_site(bundled, tmp_path / "site", load_profile(), langs=["en"], search=False)
+    page = (tmp_path / "site" / "en" / "pr" / "c12fb5c6c6ec3.html").read_text(encoding="utf-8")
+    text = re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", page)))
+    assert "State a commit without a pull request" in text
+    assert not re.search(r"\bthis PR\b|\bmerged\b", text)
+    assert "modifies a declaration last set by this commit" in text
+    fork = "https://github.com/local-inference-lab/vllm/commit/12fb5c6c6ec3"
+    assert f'href="{fork}' in page and "github.com/vllm-project/vllm/commit/12fb5c6c" not in page

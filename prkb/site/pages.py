@@ -35,6 +35,7 @@ FEED_LIMIT = 200
 HOME_ROWS = 300  # rows in the home page's HTML; its script loads the rest from timeline.json
 GRAPH_ROWS = 500  # rows of the relation table under the graph (the graph itself has all)
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+_COMMIT_PAGE = re.compile(r"https://github\.com/([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)/commit/([0-9a-f]{40})")
 
 
 def github_url(pr: dict[str, Any]) -> str | None:
@@ -46,6 +47,12 @@ def github_url(pr: dict[str, Any]) -> str | None:
         return f"https://github.com/{repo}/pull/{int(pr['number'])}"
     sha = pr.get("sha") or ""
     if re.fullmatch(r"[0-9a-f]{7,40}", sha):
+        # a commit without a PR is reachable where its record's page is (a fork's own commit
+        # exists only on the fork): that repository when the stored URL is exactly a commit
+        # page of this very sha, else the record's
+        m = _COMMIT_PAGE.fullmatch(str(pr.get("url") or ""))
+        if m is not None and m.group(2) == sha and _REPO.match(m.group(1)):
+            repo = m.group(1)
         return f"https://github.com/{repo}/commit/{sha}"
     return None
 
