@@ -21,6 +21,7 @@ from prkb.ingest import ingest
 from prkb.profile import load_profile
 from prkb.render.report import render_report, report_context
 from prkb.store import Store
+from tests.report_helpers import add, decl_patch, record
 
 BACKENDS = "vllm/v1/attention/backends"
 
@@ -294,9 +295,11 @@ def test_thresholds_as_written_init_augmented_helper_and_constant(tmp_path):
     text = render_report(store, "21", lang="en", fmt="md")
     assert "raises `ValueError` when `self.num_spec_tokens > 1`" in text
     # a constant threshold stays a constant: it does not "grow"
-    assert ("Threshold mechanism: `CMetadataBuilder` declares `reorder_batch_threshold` = "
-            "`128` in its class body. A constant: it does not change with the number of "
-            "speculative tokens, and requests of up to 128 tokens count as decodes.") in text
+    assert (
+        "Threshold mechanism: `CMetadataBuilder` declares `reorder_batch_threshold` = "
+        "`128` in its class body. A constant: it does not change with the number of "
+        "speculative tokens, and requests of up to 128 tokens count as decodes."
+    ) in text
     tc = by(got, "CMetadataBuilder", "reorder_batch_threshold")
     assert (tc["before"], tc["after"], tc["after_source"]) == ("512", "128", "declared")
     # the thresholds of A and B changed, not their level
@@ -433,28 +436,15 @@ def test_an_added_declaration_is_measured_against_the_inherited_level(tmp_path):
     assert [e["reason"] for e in effects(store, "53")] == ["same-effective"]
 
 
+def a_file(path: str, patch: str, status: str = "modified") -> dict[str, Any]:
+    """One changed file of a GitHub-shaped record (one line out, one in)."""
+    return {"filename": path, "status": status, "additions": 1, "deletions": 1, "patch": patch}
+
+
 def test_a_record_without_a_clone_says_the_state_is_unknown(tmp_path):
     store = Store(tmp_path / "kb.sqlite")
-    rec = {
-        "number": 7,
-        "title": "t",
-        "state": "merged",
-        "merged_at": "2026-01-02T00:00:00Z",
-        "created_at": "2026-01-01T00:00:00Z",
-        "user": {"login": "a"},
-        "source": "github",
-        "files": [
-            {
-                "filename": f"{BACKENDS}/x_attn.py",
-                "status": "modified",
-                "additions": 1,
-                "deletions": 1,
-                "patch": "@@ -1,1 +1,1 @@\n-    _cudagraph_support = AttentionCGSupport.NEVER"
-                "\n+    _cudagraph_support = AttentionCGSupport.ALWAYS",
-            }
-        ],
-    }
-    ingest(store, rec, load_profile(), repo="o/r")
+    patch = decl_patch("XMetadataBuilder", "NEVER", "ALWAYS")
+    add(store, record(7, files=[a_file(f"{BACKENDS}/x_attn.py", patch)]))
     facts = store.pr_facts("7")
     assert facts["state_changes"] is None
     assert facts["state_changes_unknown"].startswith("unknown: the clone is not known")
@@ -465,36 +455,12 @@ def test_a_record_without_a_clone_says_the_state_is_unknown(tmp_path):
 def test_platforms_come_from_every_changed_file(tmp_path):
     """A ROCm-looking backend that also edits the CUDA platform module is CUDA code too."""
     store = Store(tmp_path / "kb.sqlite")
-    patch = (
-        "@@ -1,1 +1,1 @@\n-    _cudagraph_support = AttentionCGSupport.NEVER"
-        "\n+    _cudagraph_support = AttentionCGSupport.ALWAYS"
-    )
-    rec = {
-        "number": 8,
-        "title": "Add a backend",
-        "state": "merged",
-        "merged_at": "2026-01-02T00:00:00Z",
-        "created_at": "2026-01-01T00:00:00Z",
-        "user": {"login": "a"},
-        "source": "github",
-        "files": [
-            {
-                "filename": f"{BACKENDS}/rocm_new_attn.py",
-                "status": "added",
-                "additions": 1,
-                "deletions": 1,
-                "patch": patch,
-            },
-            {
-                "filename": "vllm/platforms/cuda.py",
-                "status": "modified",
-                "additions": 2,
-                "deletions": 0,
-                "patch": "@@ -1,1 +1,2 @@\n x = 1\n+y = 2",
-            },
-        ],
-    }
-    ingest(store, rec, load_profile(), repo="o/r")
+    patch = decl_patch("RocmNewMetadataBuilder", "NEVER", "ALWAYS")
+    files = [
+        a_file(f"{BACKENDS}/rocm_new_attn.py", patch, "added"),
+        a_file("vllm/platforms/cuda.py", "@@ -1,1 +1,1 @@\n-x = 1\n+y = 2"),
+    ]
+    add(store, record(8, title="Add a backend", files=files))
     ctx = report_context(store, "8", "en")
     assert {"AMD ROCm", "NVIDIA CUDA"} <= set(ctx["risks"]["platforms"])
 
