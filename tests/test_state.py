@@ -666,3 +666,39 @@ def test_a_new_subclass_that_inherits_a_level_carries_its_risk(tmp_path):
         if e["builder"] == "Sub4MetadataBuilder"
     ]
     assert got == [("new-builder", None), ("correctness-risk", "finding")]
+
+
+def test_a_fix_in_the_base_class_file_of_a_flagged_builder_is_collected(tmp_path):
+    """The finding is on a subclass; the fix lets the base's threshold grow, in the base's
+    file, and names no symbol: it is collected as the commit that fixed the finding."""
+    r = GitRepoBuilder.init(tmp_path / "src")
+    fam, sub = f"{BACKENDS}/fam5_attn.py", f"{BACKENDS}/sub5_attn.py"
+
+    def family(flag: str) -> str:
+        return builder(
+            "Fam5MetadataBuilder",
+            f"def __init__(self):\n    self._init_reorder_batch_threshold(1{flag})",
+        )
+
+    r.commit({UTILS: base("_cudagraph_support"), fam: family("")}, "Family (#90)")
+    r.commit(
+        {
+            sub: builder(
+                "Sub5MetadataBuilder",
+                level("_cudagraph_support", "UNIFORM_BATCH"),
+                "Fam5MetadataBuilder",
+                "vllm.v1.attention.backends.fam5_attn",
+            )
+        },
+        "Sub5 takes uniform batches (#91)",
+    )
+    r.commit({fam: family(", supports_spec_as_decode=True")}, "[Bugfix] Family grows (#92)")
+    store = collect(r.path, tmp_path / "kb.sqlite")
+    assert [f["class"] for f in store.pr_facts("91")["findings"]] == ["Sub5MetadataBuilder"]
+    assert [
+        p.number
+        for p in store.finding_fixes()[
+            ("cg-uniform-without-spec-decode", sub, "Sub5MetadataBuilder")
+        ]
+    ] == [92]
+    assert any("input of the audit rule" in n for n in store.pr_facts("92")["notes"])

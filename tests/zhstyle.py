@@ -16,6 +16,8 @@ category:
   character: Chinese takes ``，：；（）！？`` there.
 - ``list-sep``: a half-width ``,`` on a line holding CJK text, with no CJK character as the
   nearest neighbour on either side (``MTP, EAGLE``; ```a`, `b```): a Chinese list takes ``、``.
+  A person's name after ``作者``/``评审者`` is data as written (a git author "Li, Jiang"): its
+  punctuation is checked by neither this nor ``punct``.
 - ``entity``: an HTML character reference (``&gt;``, ``&#39;``) anywhere in the text (the
   reader sees it raw in Markdown and text outputs).
 - ``fragment``: a relation phrase joined from fragments, in two shapes:
@@ -223,8 +225,11 @@ def measure(text: str, names: Iterable[str] = ()) -> dict[str, list[Span]]:
                 continue
             found["latin"].append(Span("latin", no, m.start(), m.group(0)))
         has_cjk = _CJK_RE.search(line) is not None
+        # a person's name is data as written ("Li, Jiang" is one git author name)
+        person = _PEOPLE.match(line)
+        name_span = range(person.start(1), person.end(1)) if person else range(0)
         for i, ch in enumerate(line):
-            if ch not in ",:;()!?" or mask[i]:
+            if ch not in ",:;()!?" or mask[i] or i in name_span:
                 continue
             if ch in "!?" and i + 1 < len(line) and line[i + 1] not in " \t":
                 continue

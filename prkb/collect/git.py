@@ -1155,6 +1155,15 @@ def _mine_commit(
             # the findings at the parent that no longer hold here: this commit fixed them
             fixed = [{"rule": r, "file": fl, "class": c} for r, fl, c in sorted(old - kept)]
             run.finding_files.update(f["file"] for f in findings)
+            # and the files its rule's inputs come from (a base class's threshold): a fix there
+            # names no symbol either
+            flagged = {(f.file, f.class_name) for f in now.findings}
+            for b in now.builders:
+                if (b.file, b.class_name) in flagged:
+                    # (not the root base's: its file changes with every mechanism change)
+                    run.finding_files.update(str(v["origin_file"]) for v in b.values.values()
+                                             if v.get("origin_file")
+                                             and v.get("source") != "default")
             if hasattr(auditor.mod, "builder_levels_rows"):
                 levels = auditor.mod.builder_levels_rows(
                     now, {(c.class_name, c.file) for c in changes})
