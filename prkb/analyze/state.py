@@ -131,17 +131,20 @@ def _put(pattern: re.Pattern[str], text: str, value: str) -> str:
     return pattern.sub(lambda _m: value, text)
 
 
-def _apply(prev: str | None, sets: Iterable[ThresholdSet], attr: str) -> str | None:
+def _apply(prev: str | None, sets: Iterable[ThresholdSet], attr: str, call: str = ""
+           ) -> str | None:
     """The value the statements leave, written out: ``=`` replaces, ``op=`` applies the
     operator to the value before it, a call stands as written; ``self.<attr>`` in a value or
     a call's arguments reads the value before it (written in its place when known); a
     statement that may not run keeps the value before it possible."""
     value = prev
     own = re.compile(rf"\bself\.{re.escape(attr)}\b")
+    # the value is what a helper call set: no expression to write in its place
+    from_call = bool(call) and prev is not None and prev.startswith(f"{call}(")
     for ts in sets:
         if ts.kind == "raise":
             continue  # a bound on the value, not a setting (threshold_value says it)
-        before = _wrap(value) if value is not None else None
+        before = _wrap(value) if value is not None and not from_call else None
         if ts.kind == "call":
             new = _call_text(ts)
             if before is not None:
@@ -156,7 +159,7 @@ def _apply(prev: str | None, sets: Iterable[ThresholdSet], attr: str) -> str | N
                 new = _put(own, new, before)
         if ts.conditional and value is not None:
             new = f"{new} (when its condition holds; else {value})"
-        value = new
+        value, from_call = new, ts.kind == "call"
     return value
 
 
@@ -223,7 +226,7 @@ def threshold_value(
                     before = got[0] if got is not None else None
                 if before is None:
                     before = class_attr().value
-                return _apply(before, sets, attr), links[j]
+                return _apply(before, sets, attr, call), links[j]
             if facts.init_calls_super is False:
                 return None
         return None

@@ -202,6 +202,26 @@ def rule_input_regex(profile: Profile) -> str | None:
     return rf"(^|[^A-Za-z0-9_])({alts})([^A-Za-z0-9_]|$)"
 
 
+def _rule_input_candidates(run: _Run, tip: str, base: str | None) -> list[str]:
+    """The commits that may fix an open finding without naming the symbol: for each stored
+    finding, those between the commit that introduced it and the one that fixed it (or the
+    tip), and after ``base`` (the run's start), that change an input of the rule in its
+    builder's file or in a file its inputs come from (read when the finding was mined); in
+    history order, each once."""
+    out: list[str] = []
+    for key, intro, fixed in run.store.finding_windows(run.repo_name):
+        start, end = intro, fixed or tip
+        if base is not None and run.git.is_ancestor(intro, base):
+            if fixed is not None and run.git.is_ancestor(fixed, base):
+                continue  # fixed before this run's range: nothing new can fix it
+            start = base
+        files = run.finding_inputs.get(key, set()) | {key[1]}
+        for sha in rule_input_commits(run.git, [f"{start}..{end}"], files, run.profile):
+            if sha not in out:
+                out.append(sha)
+    return out
+
+
 def rule_input_commits(
     git: GitRepo, rng: list[str], files: set[str], profile: Profile
 ) -> list[str]:
@@ -917,10 +937,10 @@ def git_records(
                 if auditor is not None:
                     b.note("audit rule inputs")
                     done = skip | set(run.mined_now)
-                    with_finding = store.finding_files(repo_name) | run.finding_files
-                    for sha in rule_input_commits(git, rng, with_finding, profile):
+                    for sha in _rule_input_candidates(run, tip, base):
                         if sha in done:
                             continue
+                        done.add(sha)
                         stats.rule_input_hits += 1
                         for item in _mine_commit(run, sha, set(), rule_input=True):
                             stats.rule_input_kept += 1
@@ -1039,8 +1059,9 @@ class _Run:
     decl_paths: set[str]
     fork: str | None
     sources: Sources
-    # files of the findings this run found, and the commits it mined
-    finding_files: set[str] = field(default_factory=set)
+    # (rule, file, class) of each finding seen -> the files its rule inputs come from; the
+    # commits this run mined
+    finding_inputs: dict[tuple[str, str, str], set[str]] = field(default_factory=dict)
     mined_now: list[str] = field(default_factory=list)
 
 
@@ -1154,16 +1175,16 @@ def _mine_commit(
                     findings.append({**f.to_json(), "commit": sha})
             # the findings at the parent that no longer hold here: this commit fixed them
             fixed = [{"rule": r, "file": fl, "class": c} for r, fl, c in sorted(old - kept)]
-            run.finding_files.update(f["file"] for f in findings)
-            # and the files its rule's inputs come from (a base class's threshold): a fix there
-            # names no symbol either
-            flagged = {(f.file, f.class_name) for f in now.findings}
-            for b in now.builders:
-                if (b.file, b.class_name) in flagged:
-                    # (not the root base's: its file changes with every mechanism change)
-                    run.finding_files.update(str(v["origin_file"]) for v in b.values.values()
-                                             if v.get("origin_file")
-                                             and v.get("source") != "default")
+            # the files a finding's rule inputs come from (a base class's threshold): a fix
+            # there names no symbol either (not the root base's: it changes with every
+            # mechanism change)
+            by_builder = {(b.file, b.class_name): b for b in now.builders}
+            for f in now.findings:
+                b = by_builder.get((f.file, f.class_name))
+                if b is not None:
+                    run.finding_inputs.setdefault((f.rule, f.file, f.class_name), set()).update(
+                        str(v["origin_file"]) for v in b.values.values()
+                        if v.get("origin_file") and v.get("source") != "default")
             if hasattr(auditor.mod, "builder_levels_rows"):
                 levels = auditor.mod.builder_levels_rows(
                     now, {(c.class_name, c.file) for c in changes})

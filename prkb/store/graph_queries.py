@@ -86,13 +86,23 @@ class GraphQueries(StoreBase):
                 out.append((_pr_node(r), [c for c in got if isinstance(c, dict)]))
         return out
 
-    def finding_files(self, repo: str) -> set[str]:
-        """The files of every stored audit finding of ``repo``."""
-        return {
-            str(r[0]) for r in self.conn.execute(
-                "SELECT DISTINCT f.file FROM findings f JOIN prs p ON p.id = f.pr_id"
-                " WHERE p.repo = ? AND f.file IS NOT NULL", (repo,))
-        }
+    def finding_windows(self, repo: str) -> list[tuple[tuple[str, str, str], str, str | None]]:
+        """Each stored audit finding of ``repo`` as ((rule, file, class), the commit that
+        introduced it, the first later commit that made it no longer hold or None), oldest
+        first: the stretch of history in which a commit could fix it."""
+        fixes = self.finding_fixes()
+        out = []
+        for r in self.conn.execute(
+            f"SELECT f.rule, f.file, f.class_name, f.commit_sha, {_PR_COLUMNS} FROM findings f"
+            " JOIN prs p ON p.id = f.pr_id WHERE p.repo = ? AND f.commit_sha IS NOT NULL"
+            " ORDER BY p.merged_at, p.id", (repo,),
+        ):
+            key = (str(r[0]), str(r[1] or ""), str(r[2]))
+            intro = _pr_node(r, 4)
+            later = [p for p in fixes.get(key, [])
+                     if (p.date, p.number or 0) > (intro.date, intro.number or 0)]
+            out.append((key, str(r[3]), later[0].merge_commit_sha if later else None))
+        return out
 
     def finding_fixes(self) -> dict[tuple[str, str, str], list[PrNode]]:
         """(rule, file, class) -> the PRs and commits whose change made that finding no longer
