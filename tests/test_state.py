@@ -133,9 +133,11 @@ def test_a_rename_of_what_the_code_reads_leaves_a_builder_stale(renamed_reading)
         "cudagraph_support",
         ["XMetadataBuilder"],
     )
+    assert fw["restored"] == [{"class": "XMetadataBuilder", "by": "#3"}]
     assert report_context(store, "3", "en")["state"]["framework"] == []
     text = render_report(store, "2", lang="en", fmt="md")
     assert "**Framework change**" in text
+    assert "#3 puts `XMetadataBuilder` back on the spelling the code reads." in text
     assert "left on a spelling the code no longer reads" in text
     assert "stale: it declares `attn_cudagraph_support`" in text
 

@@ -431,9 +431,18 @@ def _framework(facts: dict[str, Any], rows: list[dict[str, Any]], profile: Profi
     left = sorted({r["class"] for r in rows if r["value"] == profile.display
                    and r["after"].get("kind") == "stale"
                    and r["before"].get("kind") not in ("stale", "no-builder")})
+    # the later PR that puts each one back (graph/stale.py: a fixes-regression-from to this
+    # PR with a stale-restored item of that class)
+    restored: dict[str, str] = {}
+    for rel in facts["relations"]:
+        if rel["type"] == "fixes-regression-from" and rel["direction"] == "in":
+            for it in rel["evidence"]:
+                if it.get("kind") == "stale-restored" and it.get("class") in left:
+                    restored.setdefault(str(it["class"]), str(it.get("pr") or ""))
     return [
         {"kind": "reading-spelling", "class": c["class"], "file": c["file"],
-         "old": c["before_attr"], "new": c["attr"], "left": left}
+         "old": c["before_attr"], "new": c["attr"], "left": left,
+         "restored": [{"class": cls, "by": restored.get(cls)} for cls in left]}
         for c in facts["symbol_changes"]
         if c["class"].rsplit(".", 1)[-1] in roots and c.get("before_attr")
         and c["before_attr"] != c["attr"]
