@@ -195,12 +195,13 @@ def threshold_value(
         facts = hier.facts(c)
         if facts is None:
             return ()
+        sets = sets_of(c)
         out: list[str] = []
         pending: list[str] = []
         for t in facts.threshold:
             if t.kind == "raise":
                 pending.append(f"{t.op} when {t.value}")
-            elif t in sets_of(c):
+            elif t in sets:
                 out += pending
                 pending = []
         return tuple(out)
@@ -275,14 +276,10 @@ class StateChange:
             "after_source": self.after.source if self.after else None,
         }
         for side, t in (("before", self.before), ("after", self.after)):
-            if t is not None and t.origin_file:
-                out[f"{side}_origin_file"] = t.origin_file
-            if t is not None and t.written and t.written != t.value:
-                out[f"{side}_written"] = t.written
-            if t is not None and t.stale:
-                out[f"{side}_stale"] = list(t.stale)
-            if t is not None and t.raises:
-                out[f"{side}_raises"] = list(t.raises)
+            # the side's optional facts (origin file, old spelling, stale, raises), prefixed
+            for k, v in (t.to_json() if t is not None else {}).items():
+                if k not in ("value", "source"):
+                    out[f"{side}_{k}"] = v
         if self.previous_file:
             out["previous_file"] = self.previous_file
         return out

@@ -354,8 +354,13 @@ def _side(c: dict[str, Any], side: str) -> dict[str, Any]:
     return {"kind": kind, "from": origin or None, "value": c.get(side),
             "written": c.get(f"{side}_written"), "origin_file": c.get(f"{side}_origin_file"),
             "stale": [s.rsplit(".", 1)[-1] for s in c.get(f"{side}_stale") or []],
-            # where the __init__ that sets it raises first: (error, condition)
-            "raises": [list(r.partition(" when ")[::2]) for r in c.get(f"{side}_raises") or []]}
+            "raises": _raises(c.get(f"{side}_raises"))}
+
+
+def _raises(items: list[str] | None) -> list[list[str]]:
+    """Where the ``__init__`` that sets a value raises first (``E when <test>``, as the state
+    model keeps them) as [error, condition] pairs."""
+    return [list(r.partition(" when ")[::2]) for r in items or []]
 
 
 def _threshold_from_state(
@@ -384,7 +389,7 @@ def _threshold_from_state(
                     # a constant does not change with the speculative tokens, whatever it is
                     "constant": int(value) if value.isdigit() else None,
                     "grows": "yes" if ready is True else "no" if ready is False else "",
-                    "raises": [list(r.partition(" when ")[::2]) for r in got.get("raises") or []]})
+                    "raises": _raises(got.get("raises"))})
     for note in ex["notes"]:
         if note["code"] == "threshold-assign" and out and out[0]["code"] == "threshold-state":
             continue
