@@ -189,13 +189,18 @@ def pickaxe(
             yield sha, files
 
 
-def rule_input_regex(profile: Profile) -> str | None:
-    """A POSIX ERE for ``git log -G`` naming the audit rule's inputs as whole identifiers (the
-    threshold attribute, its helper call, the split attributes, the query-length attribute);
-    None when the profile's audit names none."""
+def rule_input_names(profile: Profile) -> list[str]:
+    """The audit rule's inputs the profile names: the threshold attribute, its helper call,
+    the query-length attribute, the split attributes."""
     a = profile.audit
-    names = [str(x) for x in (a.get("threshold_attr"), a.get("reorder_call"),
-                              a.get("query_len_attr"), *a.get("split_attrs", [])) if x]
+    return [str(x) for x in (a.get("threshold_attr"), a.get("reorder_call"),
+                             a.get("query_len_attr"), *a.get("split_attrs", [])) if x]
+
+
+def rule_input_regex(profile: Profile) -> str | None:
+    """A POSIX ERE for ``git log -G`` naming the audit rule's inputs (:func:`rule_input_names`)
+    as whole identifiers; None when the profile's audit names none."""
+    names = rule_input_names(profile)
     if not names:
         return None
     alts = "|".join(re.escape(n) for n in sorted(set(names), key=len, reverse=True))
@@ -1258,11 +1263,9 @@ def _mine_commit(
     if rule_input:
         if not (state or findings or fixed):
             return  # the inputs moved, the state did not: nothing to keep
-        names = [str(x) for x in (profile.audit.get("threshold_attr"),
-                                  profile.audit.get("reorder_call"),
-                                  profile.audit.get("query_len_attr")) if x]
         notes.append("kept because it changes an input of the audit rule ("
-                     + ", ".join(names) + ") in a file that holds a builder with a finding")
+                     + ", ".join(rule_input_names(profile))
+                     + ") in a file that holds a builder with a finding")
     run.mined_now.append(sha)
     yield Collected(record, [MinedCommit(repo_name, sha, pr_ref)], tag=sha)
     stats.findings_fixed += len(fixed)
