@@ -31,6 +31,7 @@ from ..models import Finding
 from ..profile import Profile
 from . import state
 from .hierarchy import ClassRef, Hierarchy, ModuleFacts, module_name, read_imports
+from .skim import skim
 from .symbols import (
     SourceError,
     SupportReturn,
@@ -365,6 +366,42 @@ def _relevance_regex(profile: Profile) -> re.Pattern[str] | None:
     return pat
 
 
+_SKIM: dict[int, tuple[set[str], set[str], dict[str, set[str]]]] = {}
+
+
+def skim_words(profile: Profile) -> tuple[set[str], set[str], dict[str, set[str]]]:
+    """What :func:`skim.skim` must keep for the audit (the arguments after the source): a
+    method's body is read only for the threshold helper calls, an ``__init__``'s also for
+    the threshold attributes and a parent's ``__init__``, and the dynamic-support methods and
+    the backend's name and builder methods whole. ``bench/skim_check.py`` checks on a real
+    history that the facts read are the same as from the full source."""
+    key = id(profile)
+    if key not in _SKIM:
+        audit = profile.audit
+        calls = {str(c) for c in [audit.get("reorder_call")] if c}
+        attrs = {str(a) for a in [audit.get("threshold_attr"), *audit.get("split_attrs", [])]
+                 if a}
+        keep = {*profile.methods,
+                str(audit.get("backend_builder_method", "get_builder_cls")),
+                str(audit.get("backend_name_method", "get_name"))}
+        _SKIM[key] = (calls, keep, {"__init__": {*attrs, "__init__"}})
+    return _SKIM[key]
+
+
+def parse_skimmed(
+    text: str, path: str, words: set[str], keep: set[str], guarded: dict[str, set[str]]
+) -> ast.Module:
+    """The tree of ``text`` with the bodies of functions the audit never reads left empty
+    (:mod:`.skim`); the whole text when the skimmed one does not parse."""
+    skimmed = skim(text, words, keep, guarded)
+    if skimmed is not text:
+        try:
+            return parse_source(skimmed, path)
+        except SourceError:
+            pass  # read whole: the error (if any) is the full text's
+    return parse_source(text, path)
+
+
 def scan_entries(repo: GitRepo, sha: str, profile: Profile) -> list[TreeEntry]:
     """The tree entries at ``sha`` that the audit may read (under the profile's scan paths)."""
     scan = [str(p) for p in profile.audit.get("scan_paths", [])] or None
@@ -390,6 +427,7 @@ def _load_modules(
     )
     relevant = _relevance_regex(profile)
     byte_markers = [m.encode() for m in markers]
+    words, keep, guarded = skim_words(profile)
     out: dict[str, ModuleFacts] = {}
     if entries is None:
         entries = repo.ls_tree(sha, scan)
@@ -425,7 +463,7 @@ def _load_modules(
             cache.facts[key] = None
             continue
         try:
-            tree = parse_source(text, entry.path)
+            tree = parse_skimmed(text, entry.path, words, keep, guarded)
             classes = parse_classes(text, profile, extra_attrs=extra, calls=calls,
                                     filename=entry.path, tree=tree, threshold_attrs=thresholds)
         except SourceError as e:

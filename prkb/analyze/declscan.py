@@ -36,11 +36,11 @@ def _is_ident(ch: str) -> bool:
     return ch.isalnum() or ch == "_"
 
 
-def _indent(line: str) -> int:
+def indent_of(line: str) -> int:
     return len(line) - len(line.lstrip(" \t"))
 
 
-def _depth_change(line: str) -> int:
+def depth_change(line: str) -> int:
     code = line.split("#", 1)[0]
     return sum(code.count(c) for c in _OPENERS) - sum(code.count(c) for c in _CLOSERS)
 
@@ -48,12 +48,12 @@ def _depth_change(line: str) -> int:
 def _statement_end(lines: list[str], i: int) -> int:
     """The last line of the statement that starts on line ``i`` (brackets balanced, no
     trailing backslash)."""
-    depth = _depth_change(lines[i])
+    depth = depth_change(lines[i])
     cont = lines[i].rstrip().endswith("\\")
     j = i
     while (depth > 0 or cont) and j + 1 < len(lines):
         j += 1
-        depth += _depth_change(lines[j])
+        depth += depth_change(lines[j])
         cont = lines[j].rstrip().endswith("\\")
     return j
 
@@ -135,7 +135,7 @@ def declaration_key(text: str, profile: Profile) -> str:
             continue  # inside a statement or a method body already kept
         line = lines[i]
         # the class it sits in, and the blocks between (lines with less indentation than it)
-        level = _indent(line)
+        level = indent_of(line)
         top, floor = -1, 0
         for row, ind in reversed(classes[: bisect.bisect_left(class_starts, i)]):
             if ind < level:
@@ -147,12 +147,12 @@ def declaration_key(text: str, profile: Profile) -> str:
         j = _statement_end(lines, i)
         keep.update(range(i, j + 1))
         if line.lstrip().startswith(("def ", "async def ", "@")):  # a method: its body
-            base = _indent(line)
+            base = indent_of(line)
             k = j + 1
-            while k < len(lines) and (not lines[k].strip() or _indent(lines[k]) > base):
+            while k < len(lines) and (not lines[k].strip() or indent_of(lines[k]) > base):
                 keep.add(k)
                 k += 1
         _keep(lines, [*blocks, *([top] if top >= 0 else [])], keep)
-        if top > 0 and _indent(lines[top]):  # a nested class: the blocks it sits in
-            _keep(lines, _blocks(lines, top - 1, -1, _indent(lines[top]), 0), keep)
+        if top > 0 and indent_of(lines[top]):  # a nested class: the blocks it sits in
+            _keep(lines, _blocks(lines, top - 1, -1, indent_of(lines[top]), 0), keep)
     return "\n".join("".join(lines[i].split()) for i in sorted(keep))
