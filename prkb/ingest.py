@@ -288,6 +288,8 @@ def _write(
                 "notes": analysis.notes,
                 # the code's state change the collector read (None: not read)
                 "state_changes": (rec.get("prkb") or {}).get("state_changes"),
+                # the symbol's spellings the code reads at the parent and at the commit
+                "reads": (rec.get("prkb") or {}).get("reads"),
                 # the audit findings at the parent that no longer hold at the commit
                 "findings_fixed": (rec.get("prkb") or {}).get("findings_fixed") or [],
             }

@@ -254,7 +254,23 @@ def normalize_record(obj: Any) -> dict[str, Any]:
                 _ext_item("state_changes", j, it)
                 for j, it in enumerate(_list(raw_state, "prkb.state_changes"))
             ]
+        if "reads" in ext:  # null: not read
+            clean["reads"] = _reads(ext.get("reads"))
         out["prkb"] = clean
+    return out
+
+
+def _reads(v: Any) -> dict[str, dict[str, str]] | None:
+    """``prkb.reads``: ``{"before": {spelling: "path:line"}, "after": {...}}`` or null."""
+    if v is None:
+        return None
+    obj = _obj(v, "'prkb.reads'")
+    out: dict[str, dict[str, str]] = {}
+    for side in ("before", "after"):
+        got = _obj(obj.get(side) or {}, f"'prkb.reads.{side}'")
+        out[side] = {str(_s(k, f"prkb.reads.{side}", required=True, maxlen=200)):
+                     str(_s(w, f"prkb.reads.{side}.{k}", required=True, maxlen=1000))
+                     for k, w in got.items()}
     return out
 
 

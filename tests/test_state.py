@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from githistory import UTILS, base
+from githistory import RUNNER, UTILS, base
 from gitrepo import GitRepoBuilder, git
 
 from prkb.analyze.audit import audit_revision
@@ -704,3 +704,100 @@ def test_a_fix_in_the_base_class_file_of_a_flagged_builder_is_collected(tmp_path
         ]
     ] == [92]
     assert any("input of the audit rule" in n for n in store.pr_facts("92")["notes"])
+
+
+RUNNER_SRC = '''
+"""The model runner. A docstring that names builder.cudagraph_support reads nothing."""
+
+
+def capture(builders):
+    for b in builders:
+        # b.full_cudagraph_supported is what older code read
+        if b.{attr} == "x":
+            return b
+    b.other = 1
+'''
+
+
+def runner(attr: str) -> str:
+    return RUNNER_SRC.replace("{attr}", attr)
+
+
+def test_reads_in_counts_attribute_loads_of_code_only():
+    from prkb.analyze.audit import reads_in
+
+    family = ("full_cudagraph_supported", "attn_cudagraph_support", "cudagraph_support",
+              "_cudagraph_support")
+    text = (runner("attn_cudagraph_support")
+            + "\nclass B:\n    _cudagraph_support = 1\n\n    def get(cls):\n"
+              "        self.cudagraph_support = 2\n        x: int = self.cudagraph_support\n"
+              "        return cls._cudagraph_support\n")
+    got = reads_in(text, family)
+    # the docstring, the comment, the declaration and the assignment read nothing
+    assert got == {"attn_cudagraph_support": 8, "cudagraph_support": 17,
+                   "_cudagraph_support": 18}
+
+
+@pytest.fixture(scope="module")
+def runner_lags(tmp_path_factory: pytest.TempPathFactory) -> tuple[Store, dict[str, str]]:
+    """The base declares both spellings; #2 moves ``XMetadataBuilder`` to the new one while the
+    model runner still reads the old one (stale, though its base declares what it declares);
+    #3 changes only the runner to read the new spelling (``XMetadataBuilder`` counts again)."""
+    root = tmp_path_factory.mktemp("runner")
+    r = GitRepoBuilder.init(root / "src")
+    x = f"{BACKENDS}/x_attn.py"
+    both = base("attn_cudagraph_support").replace(
+        "\n    def _init", "\n    cudagraph_support: ClassVar[AttentionCGSupport] = "
+        "AttentionCGSupport.NEVER\n\n    def _init")
+    s = {
+        "1": r.commit({UTILS: both, RUNNER: runner("attn_cudagraph_support"),
+                       x: builder("XMetadataBuilder", level("attn_cudagraph_support", "ALWAYS"))},
+                      "Builders (#1)"),
+        "2": r.commit({x: builder("XMetadataBuilder", level("cudagraph_support", "ALWAYS"))},
+                      "Move X to the new spelling (#2)"),
+        "3": r.commit({RUNNER: runner("cudagraph_support")},
+                      "The runner reads the new spelling (#3)"),
+    }
+    return collect(r.path, root / "kb.sqlite"), s
+
+
+def test_the_reading_site_decides_which_spelling_is_in_force(runner_lags):
+    store, shas = runner_lags
+    repo = Path(str(store.path)).parent / "src"
+    profile = load_profile()
+    with GitRepo(repo) as git:
+        at2 = audit_revision(git, shas["2"], profile)
+        at3 = audit_revision(git, shas["3"], profile)
+    # the runner reads the old spelling at #2 (line 8 of its file), the new one at #3
+    assert at2.reads == {"attn_cudagraph_support": f"{RUNNER}:8"}
+    assert at3.reads == {"cudagraph_support": f"{RUNNER}:8"}
+    (x2,) = [b for b in at2.builders if b.class_name == "XMetadataBuilder"]
+    assert x2.unread == ["XMetadataBuilder.cudagraph_support"]
+    assert x2.values["_cudagraph_support"]["source"] == "stale"
+    (f,) = [f for f in at2.findings if f.rule == "stale-symbol-spelling"]
+    assert f"the code reads attn_cudagraph_support, at {RUNNER}:8" in f.message_en
+    assert f"{RUNNER}:8" in f.message_zh
+    (x3,) = [b for b in at3.builders if b.class_name == "XMetadataBuilder"]
+    assert (x3.unread, x3.effective) == ([], "ALWAYS")
+    # the state changes: #2 leaves X stale (its base declares the spelling it moved to), and #3,
+    # which changes no builder's file, puts it back
+    x = by(sc(store, "2"), "XMetadataBuilder")
+    assert (x["before"], x["before_source"], x["after"], x["after_source"]) == (
+        "ALWAYS", "declared", "NEVER", "stale")
+    x = by(sc(store, "3"), "XMetadataBuilder")
+    assert (x["before"], x["before_source"], x["after"], x["after_source"]) == (
+        "NEVER", "stale", "ALWAYS", "declared")
+
+
+def test_a_change_of_what_the_code_reads_is_a_framework_change(runner_lags):
+    """#3 changes only the model runner: the report's framework item says which spelling the
+    code reads from then on, and where; #2 changes no part of the mechanism."""
+    store, _ = runner_lags
+    ctx = report_context(store, "3", "en")
+    (fw,) = ctx["state"]["framework"]
+    assert (fw["kind"], fw["old"], fw["new"], fw["where"]) == (
+        "read-spelling", "attn_cudagraph_support", "cudagraph_support", f"{RUNNER}:8")
+    text = render_report(store, "3", lang="en", fmt="md")
+    assert ("from this commit on the code reads `cudagraph_support` where it read "
+            f"`attn_cudagraph_support` (`{RUNNER}:8`).") in text
+    assert report_context(store, "2", "en")["state"]["framework"] == []

@@ -151,3 +151,32 @@ def test_the_site_names_a_fork_commit_as_a_commit_on_the_fork(bundled, tmp_path)
     assert "modifies a declaration last set by this commit" in text
     fork = "https://github.com/local-inference-lab/vllm/commit/12fb5c6c6ec3"
     assert f'href="{fork}' in page and "github.com/vllm-project/vllm/commit/12fb5c6c" not in page
+
+
+def test_the_framework_change_names_where_the_code_reads_the_symbol(bundled):
+    """#21367 on the fork renamed what the base declares and what the model runner reads, in
+    one commit (read by hand: ``git show 23322431c8:vllm/v1/worker/gpu_model_runner.py``, line
+    2623 reads ``attn_metadata_builder_i.attn_cudagraph_support``; at its parent the same line
+    reads ``full_cudagraph_supported``). The report says so with the reading site, names the
+    builder it left on the old spelling and the PR that puts it back."""
+    from prkb.render.report import render_report
+
+    facts = bundled.pr_facts("21367")
+    assert facts["reads"] == {
+        "before": {"full_cudagraph_supported": "vllm/v1/worker/gpu_model_runner.py:2623"},
+        "after": {"attn_cudagraph_support": "vllm/v1/worker/gpu_model_runner.py:2623"},
+    }
+    en = render_report(bundled, "21367", lang="en", fmt="md")
+    assert ("now declares `attn_cudagraph_support` instead of `full_cudagraph_supported`, and "
+            "from this commit on the code reads `attn_cudagraph_support` "
+            "(`vllm/v1/worker/gpu_model_runner.py:2623`).") in en
+    assert "`AiterFlashAttentionMetadataBuilder`" in en.split("**Framework change**")[1]
+    assert "#22721 puts `AiterFlashAttentionMetadataBuilder` back" in en
+    zh = render_report(bundled, "21367", lang="zh", fmt="md")
+    assert "从这次提交起代码也读取 `attn_cudagraph_support`" in zh
+    # #18581 brought the mechanism: its runner reads full_cudagraph_supported (line 2127 of
+    # gpu_model_runner.py at 3597b06a4f, read by hand), nothing read a spelling at its parent
+    en = render_report(bundled, "18581", lang="en", fmt="md")
+    assert ("**Framework change**: from this commit on the code reads `full_cudagraph_supported` "
+            "(`vllm/v1/worker/gpu_model_runner.py:2127`); at the parent, no reading site read "
+            "any spelling of it.") in en

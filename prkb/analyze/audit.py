@@ -121,6 +121,9 @@ class AuditResult:
     builders: list[BuilderInfo]
     findings: list[Finding]
     warnings: list[str] = field(default_factory=list)
+    # the family spellings the code reads at this revision, each with its first reading site
+    # (``path:line``); empty when no reading site could be read (the root base decides then)
+    reads: dict[str, str] = field(default_factory=dict)
 
     def builder(self, name: str) -> BuilderInfo | None:
         for b in self.builders:
@@ -313,6 +316,8 @@ class AuditCache:
         self.paths: dict[str, str] = {}  # path -> its part of the key ("" when not a source)
         self.warned: set[str] = set()
         self.parsed = 0
+        # reading-site blob sha -> {spelling: line} of the family spellings it reads
+        self.reads: dict[str, dict[str, int]] = {}
         self._last_key: str | None = None
         self._last: tuple[list[BuilderInfo], list[str]] | None = None
 
@@ -483,6 +488,69 @@ def _load_modules(
     return out
 
 
+_READ_PATTERNS: dict[tuple[str, ...], re.Pattern[str]] = {}
+
+
+def _read_pattern(family: tuple[str, ...]) -> re.Pattern[str]:
+    """An attribute load of a spelling: ``x.attr``, ``cls.attr``, ``f().attr`` not followed by
+    an assignment or an annotation (``self.attr = ...`` sets, it does not read)."""
+    if family not in _READ_PATTERNS:
+        alts = "|".join(re.escape(a) for a in sorted(family, key=len, reverse=True))
+        _READ_PATTERNS[family] = re.compile(
+            rf"(?<=[\w)\]])\.({alts})\b(?![ \t]*(?:=(?!=)|:(?!=)))")
+    return _READ_PATTERNS[family]
+
+
+def reads_in(text: str, family: tuple[str, ...]) -> dict[str, int]:
+    """The family spellings ``text`` reads as attributes, each with its first line (1-based).
+    Code only: comments and triple-quoted strings are left out (a docstring that names
+    ``builder.attr`` reads nothing)."""
+    pat = _read_pattern(family)
+    out: dict[str, int] = {}
+    line = 1
+    for i, part in enumerate(re.split(r'"""|\'\'\'', text)):
+        if i % 2 == 0:  # outside triple quotes
+            row = line
+            for code in part.split("\n"):
+                for m in pat.finditer(code.split("#", 1)[0]):
+                    out.setdefault(m.group(1), row)
+                row += 1
+        line += part.count("\n")
+    return out
+
+
+def read_spellings(
+    repo: GitRepo, entries: list[TreeEntry], profile: Profile, cache: AuditCache, warn: Warn
+) -> dict[str, str]:
+    """The family spellings the code at this revision reads: the attribute loads in the
+    profile's reading sites (``audit.reading_sites``: the model runner, the builder base's
+    ``get_cudagraph_support``), each with ``path:line`` of its first read. Empty when the
+    profile names no reading site or none is in the tree (the root base's declaration then
+    tells which spelling is read)."""
+    sites = [str(p) for p in profile.audit.get("reading_sites", [])]
+    if not sites:
+        return {}
+    out: dict[str, str] = {}
+    for entry in entries:
+        if entry.path not in sites or entry.type != "blob":
+            continue
+        got = cache.reads.get(entry.sha)
+        if got is None:
+            data = repo.read_blob(entry.sha)
+            if data is None:
+                msg = (f"{entry.path}: blob {entry.sha[:12]} is missing from the repository; "
+                       "which spelling it reads is not known")
+                if msg not in cache.warned:
+                    cache.warned.add(msg)
+                    warn(msg)
+                continue
+            got = cache.reads[entry.sha] = reads_in(data.decode("utf-8", errors="replace"),
+                                                    profile.family)
+        for attr, row in got.items():
+            out.setdefault(attr, f"{entry.path}:{row}")
+    return {a: out[a] for a in profile.family if a in out}
+
+
 def audit_revision(
     repo: GitRepo,
     rev: str,
@@ -500,14 +568,18 @@ def audit_revision(
     warn = warn or _no_warn
     cache = cache if cache is not None else AuditCache()
     sha = rev if entries is not None else repo.resolve(rev)
+    if entries is None:
+        entries = scan_entries(repo, sha, profile)
     modules = _load_modules(repo, sha, profile, cache, warn, entries)
+    reads = read_spellings(repo, entries, profile, cache, warn)
     key = hashlib.sha256(
-        "\n".join(f"{p}\0{id(m)}" for p, m in sorted(modules.items())).encode()
+        "\n".join([*(f"{p}\0{id(m)}" for p, m in sorted(modules.items())),
+                   *(f"{a}\0{w}" for a, w in reads.items())]).encode()
     ).hexdigest()
     if cache._last_key == key and cache._last is not None:
         builders = [replace(b) for b in cache._last[0]]
     else:
-        builders = compute_builders(modules, profile)
+        builders = compute_builders(modules, profile, reads)
         cache._last_key, cache._last = key, (builders, [])
         builders = [replace(b) for b in builders]
     rules = _rule_module(profile)
@@ -516,32 +588,40 @@ def audit_revision(
         for b in builders:
             findings.extend(rules.findings_for(b, profile, sha))
     for b in builders:
-        findings.extend(stale_findings(b, profile, sha))
-    return AuditResult(sha, builders, findings, sorted(cache.warned))
+        findings.extend(stale_findings(b, profile, sha, reads))
+    return AuditResult(sha, builders, findings, sorted(cache.warned), reads)
 
 
 STALE_RULE = "stale-symbol-spelling"
 
 
-def stale_findings(b: BuilderInfo, profile: Profile, commit: str | None) -> list[Finding]:
+def stale_findings(
+    b: BuilderInfo, profile: Profile, commit: str | None, reads: dict[str, str] | None = None
+) -> list[Finding]:
     """Rule ``stale-symbol-spelling`` (prkb's own, any profile with several spellings): the
     builder's own class declares a spelling of the symbol that the code at this revision does
-    not read (the root builder base declares another one: an older spelling left behind, or
-    a newer one the code does not read yet), so its declaration decides
-    nothing and the value in force is the one it falls back to."""
+    not read (``reads``, from its reading sites; without them, the root builder base declares
+    another one: an older spelling left behind, or a newer one the code does not read yet), so
+    its declaration decides nothing and the value in force is the one it falls back to."""
     own = [u.rsplit(".", 1)[-1] for u in b.unread
            if u.rsplit(".", 1)[0] == b.class_name]
     if not own:
         return []
     attr = own[-1]
-    live = b.declared_attr or "?"
     src = (b.values.get(profile.display) or {}) if b.values else {}
     origin = f"{b.declared_in}" if b.declared_in else "the profile's default"
+    if reads:
+        live = list(reads)[-1]
+        why_en, why_zh = (f"the code reads {live}, at {reads[live]}",
+                          f"代码读取的是 {live}，见 {reads[live]}")
+    else:
+        live = b.declared_attr or "?"
+        why_en, why_zh = f"its base declares {live}", f"其基类声明的是 {live}"
     en = (f"{b.class_name} declares {attr}, a spelling the code at this revision does not read "
-          f"(its base declares {live}); its declaration decides nothing, and the value in force "
+          f"({why_en}); its declaration decides nothing, and the value in force "
           f"is {src.get('value', b.effective)}, from {origin}. Declare {live} instead.")
-    zh = (f"{b.class_name} 声明了 {attr}，而该版本的代码并不读取这一拼写（其基类声明的是 "
-          f"{live}）；该声明不起作用，实际生效的值是来自 {origin} 的 "
+    zh = (f"{b.class_name} 声明了 {attr}，而该版本的代码并不读取这一拼写（{why_zh}）；"
+          f"该声明不起作用，实际生效的值是来自 {origin} 的 "
           f"{src.get('value', b.effective)}。应改为声明 {live}。")
     return [Finding(STALE_RULE, b.file, b.class_name, en, zh, commit=commit)]
 
@@ -559,9 +639,13 @@ def _live_spelling(
     return None
 
 
-def compute_builders(modules: dict[str, ModuleFacts], profile: Profile) -> list[BuilderInfo]:
+def compute_builders(
+    modules: dict[str, ModuleFacts], profile: Profile, reads: dict[str, str] | None = None
+) -> list[BuilderInfo]:
     """Every metadata builder of the parsed modules, with its declared and effective level, its
-    bases resolved across modules, and its spec-decode readiness."""
+    bases resolved across modules, and its spec-decode readiness. ``reads``: the spellings the
+    code reads at this revision (:func:`read_spellings`); without them, the one the root
+    builder base declares is taken as read."""
     audit = profile.audit
     roots = set(audit.get("builder_bases", []))
     mla_roots = set(audit.get("mla_bases", []))
@@ -584,20 +668,26 @@ def compute_builders(modules: dict[str, ModuleFacts], profile: Profile) -> list[
         declared_attr: str | None = None
         declared_spelled: str | None = None
         effective = profile.default_level
-        # the spelling the code reads at this revision: the one the root base declares (a
-        # subclass still on an older spelling declares a value nothing reads any more)
-        live = _live_spelling(hier, mro, roots, family)
+        # the spellings the code reads at this revision: read at its reading sites, else the
+        # one the root base declares (a class on another spelling declares a value nothing
+        # reads)
+        if reads:
+            live: set[str] | None = set(reads)
+        else:
+            one = _live_spelling(hier, mro, roots, family)
+            live = {one} if one is not None else None
         unread: list[str] = []
         for c in mro:
             cf = hier.facts(c)
             if cf is None:
                 continue
             spelled = [a for a in family if a in cf.values]
-            if live is not None and spelled and live not in spelled:
+            if live is not None and spelled and not live.intersection(spelled):
                 unread.extend(f"{c.qual}.{a}" for a in spelled)
                 continue
             if spelled:
-                declared_attr = live if live is not None else spelled[-1]  # else the newest
+                # the newest spelling read (any, the newest, when nothing tells)
+                declared_attr = [a for a in spelled if live is None or a in live][-1]
                 effective = cf.values[declared_attr]
                 declared_in = c.qual
                 spelled_as = cf.spelled.get(declared_attr)

@@ -1165,6 +1165,7 @@ def _mine_commit(
     fixed: list[dict[str, Any]] = []
     levels: list[dict[str, Any]] = []
     state: list[dict[str, Any]] | None = None  # None: the audit did not run
+    reads: dict[str, dict[str, str]] | None = None  # the spellings read, parent and commit
     if auditor is not None:
         try:
             now, before_res = auditor.run_pair(sha, parent, raw)
@@ -1184,6 +1185,8 @@ def _mine_commit(
             # there names no symbol either (not the root base's: it changes with every
             # mechanism change)
             by_builder = {(b.file, b.class_name): b for b in now.builders}
+            reads = {"before": before_res.reads if before_res is not None else {},
+                     "after": now.reads}
             for f in now.findings:
                 b = by_builder.get((f.file, f.class_name))
                 if b is not None:
@@ -1254,6 +1257,7 @@ def _mine_commit(
             "findings": findings,
             "builder_levels": levels,
             "state_changes": state,
+            "reads": reads,
             "findings_fixed": fixed,
             "lineage": lineage_rows.result() if lineage_rows is not None else [],
             "notes": notes,

@@ -429,9 +429,13 @@ def state_facts(facts: dict[str, Any], profile: Profile) -> dict[str, Any]:
 
 def _framework(facts: dict[str, Any], rows: list[dict[str, Any]], profile: Profile,
                ) -> list[dict[str, Any]]:
-    """What the PR changes of the mechanism itself: the root builder base declaring another
-    spelling of the symbol (the one the code reads from this commit on), with the builders its
-    state change leaves on a spelling the code no longer reads."""
+    """What the PR changes of the mechanism itself: which spelling of the symbol the code
+    reads (``reads``: the spellings read at the reading sites at the parent and at the
+    commit), and the root builder base declaring another spelling, with the builders the
+    state change leaves on a spelling the code no longer reads and the later PR that puts
+    each back. ``read``: the spelling the code reads after the commit and where (``None``
+    when no reading site was found: the base's declaration is then taken as read, and the
+    sentence says so)."""
     roots = {str(r) for r in profile.audit.get("builder_bases", [])}
     left = sorted({r["class"] for r in rows if r["value"] == profile.display
                    and r["after"].get("kind") == "stale"
@@ -444,14 +448,30 @@ def _framework(facts: dict[str, Any], rows: list[dict[str, Any]], profile: Profi
             for it in rel["evidence"]:
                 if it.get("kind") == "stale-restored" and it.get("class") in left:
                     restored.setdefault(str(it["class"]), str(it.get("pr") or ""))
-    return [
-        {"kind": "reading-spelling", "class": c["class"], "file": c["file"],
-         "old": c["before_attr"], "new": c["attr"], "left": left,
-         "restored": [{"class": cls, "by": restored.get(cls)} for cls in left]}
-        for c in facts["symbol_changes"]
-        if c["class"].rsplit(".", 1)[-1] in roots and c.get("before_attr")
-        and c["before_attr"] != c["attr"]
-    ]
+    reads = facts.get("reads") or {}
+    before, after = dict(reads.get("before") or {}), dict(reads.get("after") or {})
+    known = bool(before) and bool(after)
+    now = list(after)[-1] if after else None
+    tail = {"left": left,
+            "restored": [{"class": cls, "by": restored.get(cls)} for cls in left]}
+    out: list[dict[str, Any]] = []
+    for c in facts["symbol_changes"]:
+        if c["class"].rsplit(".", 1)[-1] in roots and c.get("before_attr") \
+                and c["before_attr"] != c["attr"]:
+            out.append({"kind": "base-spelling", "class": c["class"], "file": c["file"],
+                        "old": c["before_attr"], "new": c["attr"],
+                        "read": ({"attr": now, "where": after[now]} if known and now else None),
+                        **({} if out else tail)})
+    if known and set(before) != set(after) and not any(
+            o["read"] and o["read"]["attr"] == o["new"] for o in out):
+        out.insert(0, {"kind": "read-spelling", "old": list(before)[-1], "new": now,
+                       "where": after[str(now)], **tail})
+        for o in out[1:]:
+            o.update(left=[], restored=[])
+    elif reads and not before and now is not None and not out:
+        # the mechanism arrives: nothing read the symbol at the parent
+        out.append({"kind": "read-start", "new": now, "where": after[now], **tail})
+    return out
 
 
 def _builders(

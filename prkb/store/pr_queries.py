@@ -407,6 +407,7 @@ class PrQueries(StoreBase):
             "core_paths": analysis.get("core_paths", []),
             "notes": analysis.get("notes", []),
             "state_changes": analysis.get("state_changes"),
+            "reads": analysis.get("reads"),
             "state_changes_unknown": (
                 None if analysis.get("state_changes") is not None
                 else state_unknown_reason(row["source"])),
