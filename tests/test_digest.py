@@ -75,6 +75,10 @@ def test_gather_picks_the_weeks_events_only(digest_db: Path) -> None:
         assert [(f.rule, f.pr.number) for f in d.findings] == [
             ("cg-uniform-without-spec-decode", 101)
         ]
+        # a record not collected from a clone: its effective state is not known, and said so
+        assert (d.effective, [i.number for i in d.effective_unknown]) == ([], [101])
+        assert "Not read from the code (no clone was read for them): #101" in dg.render_section(
+            d, "en", "text")
         risks = {r.pr.number: r.codes for r in d.risks}
         assert risks[101] == ["core-path", "missing-tests"]
         assert [(r.source, r.type, r.target) for r in d.relations] == [
@@ -190,7 +194,7 @@ def test_every_digest_message_has_a_chinese_translation() -> None:
             "jinja2", str(path), options={"extensions": "jinja2.ext.i18n"}
         ):
             msgids.add(msgid if isinstance(msgid, str) else msgid[0])
-    assert "Weekly digest" in msgids and "Level changes" in msgids
+    assert "Weekly digest" in msgids and "Effective level changes" in msgids
     zh, en = dg._env("zh"), dg._env("en")
     render = "{{ _(m, **kw) }}"
     for msgid in msgids:

@@ -62,8 +62,8 @@ def test_each_recipient_gets_one_message_and_reruns_send_nothing(
             plain, html = msg.get_body(("plain",)), msg.get_body(("html",))
             assert plain is not None and html is not None
             text, page = plain.get_content(), html.get_content()
-            assert "级别变更" in text and "Level changes" in text
-            assert text.index("级别变更") < text.index("Level changes")
+            assert "声明变更" in text and "Declaration changes" in text
+            assert text.index("声明变更") < text.index("Declaration changes")
             assert f"{SITE}/zh/pr/101.html" in text
             assert f'href="{SITE}/en/pr/101.html"' in page and "<script" not in page
             assert "&lt;script&gt;" in page

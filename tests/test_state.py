@@ -801,3 +801,28 @@ def test_a_change_of_what_the_code_reads_is_a_framework_change(runner_lags):
     assert ("from this commit on the code reads `cudagraph_support` where it read "
             f"`attn_cudagraph_support` (`{RUNNER}:8`).") in text
     assert report_context(store, "2", "en")["state"]["framework"] == []
+
+
+def test_the_digest_lists_effective_level_changes_from_the_state(renamed_reading):
+    """The digest's "Effective level changes" are the stored state changes: #2 leaves
+    ``XMetadataBuilder`` (a file #2 did not touch) stale, #3 puts it back; the declaration
+    changes stay in a section of their own."""
+    from prkb.publish import digest as dg
+
+    store, _ = renamed_reading
+    d = dg.gather(store, dg.period_for(since="2000-01-01", until="2100-01-01"))
+    rows = [(e.pr.number, e.class_name, e.before.get("value"), e.before["kind"],
+             e.after.get("value"), e.after["kind"], e.outside) for e in d.effective]
+    assert (2, "XMetadataBuilder", "ALWAYS", "declared", "NEVER", "stale", True) in rows
+    assert (3, "XMetadataBuilder", "NEVER", "stale", "ALWAYS", "declared", False) in rows
+    # a rename with the base changed no effective level: no row for YMetadataBuilder in #2
+    assert not [r for r in rows if r[:2] == (2, "YMetadataBuilder")]
+    assert d.effective_unknown == []
+    text = dg.render_section(d, "en", "text")
+    assert ("• #2: `XMetadataBuilder`: `ALWAYS` (declared in the class) → `NEVER` (stale: it "
+            "declares `attn_cudagraph_support`, which the code at that revision no longer "
+            "reads, so it falls back to this) (in a file the change did not touch: the class "
+            "is left on a spelling the code no longer reads)") in text
+    assert text.index("Effective level changes") < text.index("Declaration changes")
+    html = dg.render_section(d, "zh", "html")
+    assert "有效级别变更" in html and "已失效" in html

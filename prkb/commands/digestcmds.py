@@ -16,7 +16,9 @@ from . import open_store, profile_of
 
 _DESCRIPTION = """\
 Builds the digest of one period from the knowledge base: PRs opened, merged and closed,
-level changes (one sentence each, as the PR reports say them), new audit findings, risk
+effective level changes (each builder whose level in force changed, read from the code at
+each PR's parent and commit, builders in files the PR did not touch included), declaration
+changes (one sentence each, as the PR reports say them), new audit findings, risk
 highlights (core path, missing tests) and new relations with their evidence. Without --send
 or -o it prints the plain-text digest.
 

@@ -1,7 +1,8 @@
 """The weekly digest: what changed in a period (an ISO week by default), read from the store.
 
 ``period_for`` turns ``--week``/``--since``/``--until`` into a :class:`Period` (UTC, end
-exclusive); ``gather`` collects the period's PRs, level changes, audit findings, risk
+exclusive); ``gather`` collects the period's PRs, effective level changes (the stored state
+changes), declaration changes, audit findings, risk
 highlights and relations into a :class:`Digest`; ``render_digest`` renders it as plain text
 or HTML from ``templates/digest/``. ``digest_weeks`` lists the weeks that have something,
 for the site's digest pages and Atom feed.
@@ -166,6 +167,23 @@ def _change_facts(row: dict[str, Any]) -> dict[str, Any]:
 
 
 @dataclass
+class EffectiveChange:
+    """A change of a builder's effective level (the code's state at the PR's parent and at
+    its commit, ``analyze/state.py``): ``before``/``after`` are the sides as the report's
+    ``state_side`` macro takes them (``render.report.state_side``)."""
+
+    class_name: str
+    file: str
+    before: dict[str, Any]
+    after: dict[str, Any]
+    # a builder in a file the PR did not change (it inherits what it changed, or is left on
+    # a spelling the code no longer reads)
+    outside: bool
+    pr: PrItem
+    name_file: bool = False
+
+
+@dataclass
 class FindingItem:
     rule: str
     class_name: str
@@ -202,6 +220,9 @@ class Digest:
     merged: list[PrItem] = field(default_factory=list)
     closed: list[PrItem] = field(default_factory=list)
     level_changes: list[LevelChange] = field(default_factory=list)
+    effective: list[EffectiveChange] = field(default_factory=list)
+    # merged PRs whose effective state was not read (not collected from a clone)
+    effective_unknown: list[PrItem] = field(default_factory=list)
     findings: list[FindingItem] = field(default_factory=list)
     risks: list[RiskItem] = field(default_factory=list)
     relations: list[RelationItem] = field(default_factory=list)
@@ -219,6 +240,7 @@ class Digest:
             "merged": len(self.merged),
             "closed": len(self.closed),
             "level_changes": len(self.level_changes),
+            "effective_changes": len(self.effective),
             "findings": len(self.findings),
             "risks": len(self.risks),
             "relations": len(self.relations),
@@ -239,6 +261,22 @@ def _item(row: dict[str, Any], when: datetime | None) -> PrItem:
 
 def _sort_key(item: PrItem) -> tuple[str, int]:
     return (item.when, item.number or 0)
+
+
+def _effective(dg: Digest, changes: list[dict[str, Any]] | None, it: PrItem,
+               paths: set[str]) -> None:
+    """The PR's changes of a builder's effective level (the profile's symbol), or the PR
+    among those whose state was not read."""
+    from ..render.report import state_side
+
+    if changes is None:
+        dg.effective_unknown.append(it)
+        return
+    for c in changes:
+        if c.get("value") == dg.profile.display:
+            dg.effective.append(EffectiveChange(
+                str(c["class"]), str(c["file"]), state_side(c, "before"),
+                state_side(c, "after"), c["file"] not in paths, it))
 
 
 def gather(store: Store, period: Period, profile: Profile | None = None) -> Digest:
@@ -283,6 +321,7 @@ def gather(store: Store, period: Period, profile: Profile | None = None) -> Dige
                     after_text=_shown(profile, r["after"], r["attr"]),
                 )
             )
+        _effective(dg, store.state_changes_of(pr_id), it, store.paths_of(pr_id))
         for r in store.findings_of(pr_id):
             if r["rule"] == "patch-unavailable":
                 continue
@@ -296,6 +335,11 @@ def gather(store: Store, period: Period, profile: Profile | None = None) -> Dige
         files.setdefault(lc.class_name, set()).add(lc.file)
     for lc in dg.level_changes:
         lc.name_file = len(files[lc.class_name]) > 1
+    held: dict[str, set[str]] = {}
+    for ec in dg.effective:
+        held.setdefault(ec.class_name, set()).add(ec.file)
+    for ec in dg.effective:
+        ec.name_file = len(held[ec.class_name]) > 1
     for pr_id, it in sorted(in_week.items(), key=lambda p: _sort_key(p[1])):
         codes = [c for c in store.risk_codes_of(pr_id) if c in HIGHLIGHT_TAGS]
         if codes:

@@ -344,7 +344,7 @@ READ_FROM_STATE = ("inherited", "now-inherits", "new-builder", "stale", "restore
                    "base-changed")
 
 
-def _side(c: dict[str, Any], side: str) -> dict[str, Any]:
+def state_side(c: dict[str, Any], side: str) -> dict[str, Any]:
     """One side of a state change for the template: ``kind`` (``no-builder`` for a class
     that is no builder there, else the source's kind), the class it comes from, its value."""
     source = c.get(f"{side}_source")
@@ -417,8 +417,8 @@ def state_facts(facts: dict[str, Any], profile: Profile) -> dict[str, Any]:
     paths = {f["path"] for f in facts["files"]}
     rows = [
         {"class": c["class"], "file": c["file"], "value": c["value"],
-         "previous_file": c.get("previous_file"), "before": _side(c, "before"),
-         "after": _side(c, "after"), "outside": c["file"] not in paths}
+         "previous_file": c.get("previous_file"), "before": state_side(c, "before"),
+         "after": state_side(c, "after"), "outside": c["file"] not in paths}
         for c in got
     ]
     rows.sort(key=lambda r: (r["value"] != profile.display, r["file"], r["class"], r["value"]))

@@ -8,6 +8,7 @@ a week's rows in bulk and the report a few per PR, and neither needs more than t
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -107,6 +108,19 @@ class ReportQueries(StoreBase):
             "SELECT * FROM symbol_changes WHERE pr_id=? ORDER BY seq", (pr_id,)
         )
         return [row_dict(r) for r in rows]
+
+    def state_changes_of(self, pr_id: int) -> list[dict[str, Any]] | None:
+        """The stored state changes of the PR row ``pr_id`` (``analyze/state.py``: each
+        builder's tracked value whose effective value changed); None when the collector did
+        not read the code's state."""
+        row = self.conn.execute("SELECT analysis FROM prs WHERE id=?", (pr_id,)).fetchone()
+        got = json.loads(row[0] or "{}").get("state_changes") if row is not None else None
+        return got if isinstance(got, list) else None
+
+    def paths_of(self, pr_id: int) -> set[str]:
+        """The paths of the files the PR row ``pr_id`` changed."""
+        return {r[0] for r in self.conn.execute("SELECT path FROM files WHERE pr_id=?",
+                                                (pr_id,))}
 
     def findings_of(self, pr_id: int) -> list[dict[str, Any]]:
         """The stored audit findings of the PR row ``pr_id``, in order: dicts with the
