@@ -223,14 +223,6 @@ def _side(value: str | None, source: str | None) -> str:
 def cmd_show(args: argparse.Namespace) -> int:
     with open_store(args) as store:
         facts = store.pr_facts(args.number)
-        if facts["findings"]:  # the later commit that made each finding no longer hold
-            fixes = store.finding_fixes()
-            for f in facts["findings"]:
-                later = [p for p in fixes.get((f["rule"], f["file"] or "", f["class"]), [])
-                         if (p.date, p.number or 0) > (facts["merged_at"] or "",
-                                                       facts["number"] or 0)]
-                f["fixed_by"] = ({"ref": later[0].ref, "number": later[0].number,
-                                  "commit": later[0].merge_commit_sha} if later else None)
     if args.json:
         print(json_term(json.dumps(facts, ensure_ascii=False, indent=1)))
         return 0

@@ -547,7 +547,7 @@ def localize(base: dict[str, Any], lang: str, profile: Profile) -> dict[str, Any
     findings = [
         {"rule": x["rule"], "file": x["file"], "class": x["class"],
          "message": x["message_zh"] if lang == "zh" else x["message_en"],
-         "commit": x["commit"]}
+         "commit": x["commit"], "fixed_by": x.get("fixed_by")}
         for x in risks["findings"]
     ]
     return {

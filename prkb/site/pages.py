@@ -23,6 +23,7 @@ from ..evidence import is_inferred
 from ..glossary import glossary
 from ..profile import Profile
 from ..store import Store
+from ..store.graph_queries import first_after
 from . import search as site_search
 from . import svg as site_svg
 from .digest_pages import digest_pages
@@ -633,14 +634,11 @@ def _audit_rows(data: SiteData) -> list[dict[str, Any]]:
     rows = []
     for f in data.findings:
         pr = data.by_id[f["pr"]]
-        fixed = None
-        for fid in data.finding_fixes.get((f["rule"], f["file"] or "", f["class"]), []):
-            fx = data.by_id.get(fid)
-            if fx is not None and (fx["date"], fx["number"] or 0) > (pr["date"],
-                                                                       pr["number"] or 0):
-                fixed = {"slug": fx["slug"], "label": fx["label"], "title": fx["title"],
-                         "date": fx["date"]}
-                break
+        fixes = [data.by_id[i] for i in data.finding_fixes.get(
+            (f["rule"], f["file"] or "", f["class"]), []) if i in data.by_id]
+        fx = first_after(fixes, pr["date"], pr["number"], lambda p: (p["date"], p["number"]))
+        fixed = None if fx is None else {"slug": fx["slug"], "label": fx["label"],
+                                         "title": fx["title"], "date": fx["date"]}
         later = None
         b = data.builders.get(f["slug"])  # the builder of the finding's file and class
         if b is not None:

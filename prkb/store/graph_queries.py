@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypeVar
 
 from ..models import LevelReading, Node, PrNode, Relation, SymbolChange, node_key
 from .core import StoreBase
@@ -34,6 +34,21 @@ _SC_COLUMNS = (
 def _pr_node(r: sqlite3.Row, at: int = 0) -> PrNode:
     """The PrNode of the ``_PR_COLUMNS`` starting at column ``at`` of a row."""
     return PrNode(*r[at:at + 11])
+
+
+T = TypeVar("T")
+
+
+def first_after(items: Iterable[T], date: str | None, number: int | None,
+                when: Callable[[T], tuple[str, int | None]]) -> T | None:
+    """The first of ``items`` (oldest first) that came after (``date``, ``number``): the fix
+    of a finding is the first one later than the PR that introduced it."""
+    after = (date or "", number or 0)
+    for it in items:
+        d, n = when(it)
+        if (d, n or 0) > after:
+            return it
+    return None
 
 
 def _level_set(text: str | None) -> list[str] | None:
@@ -90,7 +105,6 @@ class GraphQueries(StoreBase):
         """Each stored audit finding of ``repo`` as ((rule, file, class), the commit that
         introduced it, the first later commit that made it no longer hold or None), oldest
         first: the stretch of history in which a commit could fix it."""
-        fixes = self.finding_fixes()
         out = []
         for r in self.conn.execute(
             f"SELECT f.rule, f.file, f.class_name, f.commit_sha, {_PR_COLUMNS} FROM findings f"
@@ -99,14 +113,26 @@ class GraphQueries(StoreBase):
         ):
             key = (str(r[0]), str(r[1] or ""), str(r[2]))
             intro = _pr_node(r, 4)
-            later = [p for p in fixes.get(key, [])
-                     if (p.date, p.number or 0) > (intro.date, intro.number or 0)]
-            out.append((key, str(r[3]), later[0].merge_commit_sha if later else None))
+            fix = self.fixed_after(key, intro.date, intro.number)
+            out.append((key, str(r[3]), fix.merge_commit_sha if fix is not None else None))
         return out
+
+    def fixed_after(self, key: tuple[str, str, str], date: str | None,
+                    number: int | None) -> PrNode | None:
+        """The first PR or commit after (``date``, ``number``) whose change made finding
+        ``key`` (rule, file, class) no longer hold; None while it still holds."""
+        return first_after(self.finding_fixes().get(key, []), date, number,
+                           lambda p: (p.date, p.number))
 
     def finding_fixes(self) -> dict[tuple[str, str, str], list[PrNode]]:
         """(rule, file, class) -> the PRs and commits whose change made that finding no longer
-        hold (the audit at their parent had it, at their commit not), oldest first."""
+        hold (the audit at their parent had it, at their commit not), oldest first. Read once
+        per state of the file (this connection's writes and other connections' commits)."""
+        stamp = (self.conn.execute("PRAGMA data_version").fetchone()[0],
+                 self.conn.total_changes)
+        memo = getattr(self, "_fixes_memo", None)
+        if memo is not None and memo[0] == stamp:
+            return memo[1]
         out: dict[tuple[str, str, str], list[PrNode]] = {}
         for r in self.conn.execute(
             f"SELECT {_PR_COLUMNS}, p.analysis FROM prs p WHERE p.analysis LIKE ?",
@@ -119,6 +145,7 @@ class GraphQueries(StoreBase):
                     out.setdefault(key, []).append(pr)
         for prs in out.values():
             prs.sort(key=lambda p: (p.date, p.number or 0))
+        self._fixes_memo = (stamp, out)
         return out
 
     def pr_node_keys(self) -> list[tuple[int, str]]:

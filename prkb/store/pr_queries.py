@@ -16,7 +16,8 @@ from ..errors import NotFound
 from ..evidence import loads as evidence_items
 from ..glossary import risk_tag
 from ..models import Finding, KbSummary, StoredPr, SymbolChange
-from .core import NEWEST_FIRST, StoreBase
+from .core import NEWEST_FIRST
+from .graph_queries import GraphQueries
 
 # the columns of ``prs`` that ingest writes, in order (see :meth:`PrQueries.write_pr_row`)
 PR_COLUMNS = (
@@ -26,7 +27,7 @@ PR_COLUMNS = (
 )
 
 
-class PrQueries(StoreBase):
+class PrQueries(GraphQueries):
     """SQL of PR records, mixed into :class:`prkb.store.Store`."""
 
     # --- ingest's writes (call inside one transaction) --------------------------------------
@@ -364,6 +365,13 @@ class PrQueries(StoreBase):
             self.finding_json(r)
             for r in conn.execute("SELECT * FROM findings WHERE pr_id=? ORDER BY seq", (pr_id,))
         ]
+        for f in findings:  # the later commit that made each no longer hold (None: it holds)
+            fix = self.fixed_after((f["rule"], f["file"] or "", f["class"]),
+                                   row["merged_at"] or row["closed_at"] or row["created_at"],
+                                   row["number"])
+            f["fixed_by"] = None if fix is None else {
+                "ref": fix.ref, "number": fix.number, "commit": fix.merge_commit_sha,
+                "date": fix.date}
         key = (
             f"pr:{row['number']}" if row["number"] is not None
             else f"commit:{row['merge_commit_sha']}"
