@@ -180,3 +180,22 @@ def test_the_framework_change_names_where_the_code_reads_the_symbol(bundled):
     assert ("**Framework change**: from this commit on the code reads `full_cudagraph_supported` "
             "(`vllm/v1/worker/gpu_model_runner.py:2127`); at the parent, no reading site read "
             "any spelling of it.") in en
+
+
+def test_each_finding_names_the_commit_that_fixed_it(bundled):
+    """Read by hand on the fork: #22721 (d983769c41db) declares attn_cudagraph_support on
+    AiterFlashAttentionMetadataBuilder again; #26541 sets query_len_support = UNIFORM on
+    FlashMLA; TurboQuantMetadataBuilder still declares UNIFORM_BATCH with
+    _init_reorder_batch_threshold(1, supports_spec_as_decode=False) at the fork's tip."""
+    from prkb.render.report import render_report
+
+    fixed = {(f["class"], (f["fixed_by"] or {}).get("number"))
+             for ref in ("20059", "21367", "38479") for f in bundled.pr_facts(ref)["findings"]}
+    assert fixed == {("FlashMLAMetadataBuilder", 26541), ("CutlassMLAMetadataBuilder", 23200),
+                     ("AiterFlashAttentionMetadataBuilder", 22721),
+                     ("TurboQuantMetadataBuilder", None)}
+    en = render_report(bundled, "21367", lang="en", fmt="md")
+    assert ("Fixed by #22721 (August 20, 2025): the audit at its parent had this finding, at "
+            "its commit not.") in en
+    assert "No later commit in the knowledge base makes it no longer hold." in render_report(
+        bundled, "38479", lang="en", fmt="md")
