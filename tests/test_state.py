@@ -826,3 +826,22 @@ def test_the_digest_lists_effective_level_changes_from_the_state(renamed_reading
     assert text.index("Effective level changes") < text.index("Declaration changes")
     html = dg.render_section(d, "zh", "html")
     assert "有效级别变更" in html and "已失效" in html
+
+
+def test_an_assert_before_the_setting_is_a_raise(tmp_path):
+    """``assert k <= 2`` in ``__init__`` raises AssertionError when ``k > 2``: kept with the
+    threshold's value like an ``if ...: raise``. A check of something the value is not made of
+    (``max_cudagraph_size``) does not bound it and is not kept."""
+    r = GitRepoBuilder.init(tmp_path / "src")
+    d = f"{BACKENDS}/d_attn.py"
+    sha = r.commit({UTILS: base("_cudagraph_support"), d: builder(
+        "DMetadataBuilder",
+        "def __init__(self):\n    assert self.num_spec_tokens <= 2, 'too many'\n"
+        "    if self.max_cudagraph_size > 992:\n        raise ValueError('too large')\n"
+        "    self.reorder_batch_threshold = 1 + self.num_spec_tokens")}, "Assert (#30)")
+    with GitRepo(r.path) as git:
+        (b,) = [x for x in audit_revision(git, sha, load_profile()).builders
+                if x.class_name == "DMetadataBuilder"]
+    got = b.values["reorder_batch_threshold"]
+    assert (got["value"], got["source"]) == ("1 + self.num_spec_tokens", "init")
+    assert got["raises"] == ["AssertionError when self.num_spec_tokens > 2"]

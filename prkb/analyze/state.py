@@ -113,6 +113,16 @@ def symbol_value(ref: ClassRef, mro: Sequence[ClassRef], b: Reading) -> Tracked:
     return Tracked(b.effective, src, file, written)
 
 
+_NAME = re.compile(r"[A-Za-z_]\w*")
+_NOT_NAMES = frozenset({"self", "cls", "and", "or", "not", "if", "else", "is", "in", "None",
+                        "True", "False", "min", "max", "int", "len"})
+
+
+def _names(text: str) -> set[str]:
+    """The identifiers an expression's text is made of (``self`` and keywords left out)."""
+    return set(_NAME.findall(text)) - _NOT_NAMES
+
+
 def _wrap(text: str) -> str:
     return f"({text})" if any(op in text for op in (" + ", " - ", " if ", " or ", " and ")) \
         else text
@@ -189,17 +199,20 @@ def threshold_value(
                 if (t.kind == "call" and call and t.attr == call)
                 or (t.kind not in ("call", "raise") and t.attr == attr)]
 
-    def raises_of(c: ClassRef) -> tuple[str, ...]:
-        """``E when <test>`` of each ``if <test>: raise E`` of the class's ``__init__``
-        written before its last setting of the value."""
+    def raises_of(c: ClassRef, value: str | None) -> tuple[str, ...]:
+        """``E when <test>`` of each ``if <test>: raise E`` (or ``assert``) of the class's
+        ``__init__`` written before its last setting of the value, whose test names something
+        the value is made of (``self.num_spec_tokens > 1`` bounds ``1 + self.num_spec_tokens``;
+        a check of another setting, ``self.max_cudagraph_size > 992``, does not)."""
         facts = hier.facts(c)
         if facts is None:
             return ()
+        made_of = _names(value or "") | {attr}
         sets = sets_of(c)
         out: list[str] = []
         pending: list[str] = []
         for t in facts.threshold:
-            if t.kind == "raise":
+            if t.kind == "raise" and _names(t.value or "") & made_of:
                 pending.append(f"{t.op} when {t.value}")
             elif t in sets:
                 out += pending
@@ -235,7 +248,8 @@ def threshold_value(
     got = from_init(0)
     if got is not None:
         value, owner = got
-        return Tracked(value, _source(owner, ref, INIT), owner.file, raises=raises_of(owner))
+        return Tracked(value, _source(owner, ref, INIT), owner.file,
+                       raises=raises_of(owner, value))
     return class_attr()
 
 

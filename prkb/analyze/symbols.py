@@ -508,7 +508,8 @@ def threshold_sets(
     """The statements of ``fn`` that set one of ``attrs`` on the instance, or call one of
     ``calls``, in source order (nested functions and classes are not entered). ``raises``:
     also each ``if <test>: raise E(...)`` of the method (kind ``raise``: ``value`` the test,
-    ``op`` the exception's name), which bounds what the settings after it can reach."""
+    ``op`` the exception's name) and each ``assert <test>`` (``value`` the negated test, ``op``
+    ``AssertionError``), which bound what the settings after them can reach."""
     out: list[ThresholdSet] = []
     local: dict[str, str] = {}
 
@@ -570,6 +571,11 @@ def threshold_sets(
                                             op=ast.unparse(name), conditional=conditional))
                 walk(stmt.body, True)
                 walk(stmt.orelse, True)
+            elif isinstance(stmt, ast.Assert):
+                calls_in(stmt.test, conditional)
+                if raises:  # ``assert t`` raises when ``not t`` (unless Python runs with -O)
+                    out.append(ThresholdSet("raise", "", negate(stmt.test),
+                                            op="AssertionError", conditional=conditional))
             elif isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
                 calls_in(stmt.iter if not isinstance(stmt, ast.While) else stmt.test, conditional)
                 walk(stmt.body, True)
