@@ -845,3 +845,26 @@ def test_an_assert_before_the_setting_is_a_raise(tmp_path):
     got = b.values["reorder_batch_threshold"]
     assert (got["value"], got["source"]) == ("1 + self.num_spec_tokens", "init")
     assert got["raises"] == ["AssertionError when self.num_spec_tokens > 2"]
+
+
+def test_a_later_run_searches_the_files_an_earlier_run_read_a_findings_inputs_from(tmp_path):
+    """Run 1 mines the finding on the subclass (its threshold comes from the base's file);
+    the fix in the base's file lands after it, and run 2 still finds it: the files a
+    finding's inputs come from are kept in the knowledge base between runs."""
+    r = GitRepoBuilder.init(tmp_path / "src")
+    fam, sub = f"{BACKENDS}/fam6_attn.py", f"{BACKENDS}/sub6_attn.py"
+
+    def family(flag: str) -> str:
+        return builder("Fam6MetadataBuilder",
+                       f"def __init__(self):\n    self._init_reorder_batch_threshold(1{flag})")
+
+    r.commit({UTILS: base("_cudagraph_support"), fam: family("")}, "Family (#95)")
+    r.commit({sub: builder("Sub6MetadataBuilder", level("_cudagraph_support", "UNIFORM_BATCH"),
+                           "Fam6MetadataBuilder", "vllm.v1.attention.backends.fam6_attn")},
+             "Sub6 takes uniform batches (#96)")
+    store = collect(r.path, tmp_path / "kb.sqlite")
+    assert [f["class"] for f in store.pr_facts("96")["findings"]] == ["Sub6MetadataBuilder"]
+    r.commit({fam: family(", supports_spec_as_decode=True")}, "[Bugfix] Family grows (#97)")
+    store = collect(r.path, tmp_path / "kb.sqlite")
+    (f,) = store.pr_facts("96")["findings"]
+    assert f["fixed_by"]["number"] == 97

@@ -207,12 +207,27 @@ def rule_input_regex(profile: Profile) -> str | None:
     return rf"(^|[^A-Za-z0-9_])({alts})([^A-Za-z0-9_]|$)"
 
 
+def _load_inputs(text: str | None) -> dict[tuple[str, str, str], set[str]]:
+    """The stored ``finding_inputs`` state: [rule, file, class, [files]] rows (anything else
+    in it is skipped: the files are then searched again from the finding's own file)."""
+    out: dict[tuple[str, str, str], set[str]] = {}
+    try:
+        rows = json.loads(text) if text else []
+    except ValueError:
+        return out
+    for row in rows if isinstance(rows, list) else []:
+        if isinstance(row, list) and len(row) == 4 and isinstance(row[3], list) and all(
+                isinstance(x, str) for x in [*row[:3], *row[3]]):
+            out[(row[0], row[1], row[2])] = set(row[3])
+    return out
+
+
 def _rule_input_candidates(run: _Run, tip: str, base: str | None) -> list[str]:
     """The commits that may fix an open finding without naming the symbol: for each stored
     finding, those between the commit that introduced it and the one that fixed it (or the
     tip), and after ``base`` (the run's start), that change an input of the rule in its
-    builder's file or in a file its inputs come from (read when the finding was mined); in
-    history order, each once."""
+    builder's file or in a file its inputs come from (read when the finding was mined, kept in
+    the branch's ``finding_inputs`` state for later runs); in history order, each once."""
     out: list[str] = []
     for key, intro, fixed in run.store.finding_windows(run.repo_name):
         start, end = intro, fixed or tip
@@ -907,6 +922,8 @@ def git_records(
             Blamer(str(path), profile, tip) if lineage else None,
             set(json.loads(known)) if known else set(), fork, sources,
         )
+        # the files each open finding's rule inputs come from, as earlier runs read them
+        run.finding_inputs = _load_inputs(store.get_state("git", scope, "finding_inputs"))
         hits: set[str] = set()
         # the declaration scan runs in a child process while git searches and this one mines
         background = BackgroundScan(git, profile, rng, run.decl_paths | declaring_files(
@@ -958,6 +975,8 @@ def git_records(
     yield Collected.only_cursor(
         [
             StateUpdate("git", scope, "decl_paths", json.dumps(sorted(run.decl_paths))),
+            StateUpdate("git", scope, "finding_inputs", json.dumps(
+                sorted([*k, sorted(v)] for k, v in run.finding_inputs.items()))),
             StateUpdate("git", scope, "tip", tip),
             # where the clone is: reports read a changed class from its blobs (render/report.py)
             StateUpdate("git", repo_name, "clone", str(Path(path).resolve())),
