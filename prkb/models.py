@@ -156,6 +156,18 @@ class KbSummary:
 # --- the relation graph and the support matrix (prkb.graph, prkb.matrix; store: graph_queries)
 
 
+SHORT_SHA = 12  # the characters of a commit's sha every output shows
+
+
+def record_label(number: int | None, ref: str) -> str:
+    """How every output names a stored record: ``#N``, or ``commit <sha12>`` for a commit
+    without a PR (``ref`` ``sha:<40>``; the report and the site's page add the repository
+    where it is reachable)."""
+    if number is not None:
+        return f"#{number}"
+    return f"commit {ref.removeprefix('sha:')[:SHORT_SHA]}"
+
+
 def node_key(number: int | None, merge_commit_sha: str | None) -> str:
     """The graph key of a stored PR (a commit key for records without a PR number)."""
     return f"pr:{number}" if number is not None else f"commit:{merge_commit_sha}"

@@ -151,6 +151,17 @@ def test_the_site_names_a_fork_commit_as_a_commit_on_the_fork(bundled, tmp_path)
     assert "modifies a declaration last set by this commit" in text
     fork = "https://github.com/local-inference-lab/vllm/commit/12fb5c6c6ec3"
     assert f'href="{fork}' in page and "github.com/vllm-project/vllm/commit/12fb5c6c" not in page
+    # one name for it everywhere: the site's lists and graph, the digest (`prkb list` and
+    # `show` print the same models.record_label)
+    label = "commit 12fb5c6c6ec3"
+    for name in ("index.html", "graph.html"):
+        listed = (tmp_path / "site" / "en" / name).read_text(encoding="utf-8")
+        assert f">{label}<" in listed
+        assert "12fb5c6c6e<" not in listed  # not the 10-character label of before
+    from prkb.publish import digest as dg
+
+    week = dg.gather(bundled, dg.period_for(since="2026-05-18", until="2026-05-24"))
+    assert label in {i.label for i in week.merged}
 
 
 def test_the_framework_change_names_where_the_code_reads_the_symbol(bundled):

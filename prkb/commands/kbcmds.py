@@ -13,6 +13,7 @@ from typing import Any
 from ..atomic import write_atomic
 from ..errors import InputError
 from ..evidence import summary as evidence_summary
+from ..models import record_label
 from ..progress import bar, json_term, safe_term, text_table, warn
 from . import open_store, profile_of
 
@@ -206,7 +207,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
     lines = text_table(
         ["PR", "date", "title", "level changes", "risk tags"],
-        [[f"#{x['number']}" if x["number"] else x["ref"][4:16], x["date"], x["title"],
+        [[record_label(x["number"], x["ref"]), x["date"], x["title"],
           x["changes"], ", ".join(x["risk_tags"])] for x in listing],
         width=width)
     sys.stdout.write("".join(line + "\n" for line in lines))
@@ -226,7 +227,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     if args.json:
         print(json_term(json.dumps(facts, ensure_ascii=False, indent=1)))
         return 0
-    title = f"#{facts['number']}" if facts["number"] else facts["ref"]
+    title = record_label(facts["number"], facts["ref"])
     print(safe_term(f"{title} {facts['title']}"))
     print(
         f"  state: {facts['state']}  merged: {facts['merged_at'] or '-'}  author: "
@@ -256,9 +257,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         print(safe_term(f"  finding {fd['rule']}: {fd['message_en']}"))
         by = fd.get("fixed_by")
         if by:
-            print(safe_term("    fixed by "
-                            + (f"#{by['number']}" if by["number"] is not None
-                               else f"commit {str(by['commit'])[:12]}")))
+            print(safe_term(f"    fixed by {record_label(by['number'], by['ref'])}"))
     for r in facts["relations"]:
         arrow = "->" if r["direction"] == "out" else "<-"
         print(safe_term(f"  {r['type']} {arrow} {r['other']}: {evidence_summary(r['evidence'])}"))

@@ -24,6 +24,7 @@ from ..errors import InputError
 from ..evidence import is_inferred
 from ..evidence import loads as evidence_items
 from ..glossary import label, risk_tag
+from ..models import record_label
 from ..profile import Profile, load_profile
 from ..render.jinja_calls import plain_call
 from ..store import Store
@@ -134,7 +135,7 @@ class PrItem:
 
     @property
     def label(self) -> str:
-        return f"#{self.number}" if self.number is not None else self.ref.removeprefix("sha:")[:12]
+        return record_label(self.number, self.ref)
 
 
 @dataclass

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..matrix import matrix_history
+from ..models import record_label
 from ..profile import Profile
 from ..store import Store
 
@@ -92,7 +93,7 @@ def gather(
             "ref": ref,
             "number": number,
             "slug": pr_slug(number, ref),
-            "label": f"#{number}" if number is not None else ref[4:14],
+            "label": record_label(number, ref),
             "title": title or "",
             "state": state,
             "author": author,
