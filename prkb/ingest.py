@@ -290,6 +290,8 @@ def _write(
                 "state_changes": (rec.get("prkb") or {}).get("state_changes"),
                 # the symbol's spellings the code reads at the parent and at the commit
                 "reads": (rec.get("prkb") or {}).get("reads"),
+                # the files of the mechanism it changed, the levels the enum gained or lost
+                "framework": (rec.get("prkb") or {}).get("framework"),
                 # the audit findings at the parent that no longer hold at the commit
                 "findings_fixed": (rec.get("prkb") or {}).get("findings_fixed") or [],
             }

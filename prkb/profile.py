@@ -69,6 +69,8 @@ class Profile:
     docs: dict[str, Any]
     #: ``[wording]``: key -> {"en": ..., "zh": ...}, the profile's domain words
     wording: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: ``[[framework]]``: path -> {"en": ..., "zh": ...}, the files of the mechanism itself
+    framework: dict[str, dict[str, str]] = field(default_factory=dict)
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
     #: sha256 of the profile file's text (what the knowledge base records)
     content_hash: str = ""
@@ -410,5 +412,7 @@ def _build(raw: dict[str, Any]) -> Profile:
         audit=dict(raw.get("audit", {})),
         docs=dict(raw.get("docs", {})),
         wording={k: dict(v) for k, v in raw.get("wording", {}).items()},
+        framework={str(f["path"]): {"en": str(f["en"]), "zh": str(f["zh"])}
+                   for f in raw.get("framework", [])},
         raw=raw,
     )

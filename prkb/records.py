@@ -256,7 +256,26 @@ def normalize_record(obj: Any) -> dict[str, Any]:
             ]
         if "reads" in ext:  # null: not read
             clean["reads"] = _reads(ext.get("reads"))
+        if "framework" in ext:
+            clean["framework"] = _framework(ext.get("framework"))
         out["prkb"] = clean
+    return out
+
+
+def _names(v: Any, field: str) -> list[str]:
+    return [str(_s(x, field, required=True, maxlen=1000)) for x in _list(v, field)]
+
+
+def _framework(v: Any) -> dict[str, Any]:
+    """``prkb.framework``: ``{"files": [path], "levels": {"before": [name] | null, "after":
+    [name] | null}}`` (levels only when the audit read both revisions)."""
+    fw = _obj(v or {}, "'prkb.framework'")
+    out: dict[str, Any] = {"files": _names(fw.get("files"), "prkb.framework.files")}
+    if fw.get("levels") is not None:
+        lv = _obj(fw["levels"], "'prkb.framework.levels'")
+        out["levels"] = {side: None if lv.get(side) is None
+                         else _names(lv[side], f"prkb.framework.levels.{side}")
+                         for side in ("before", "after")}
     return out
 
 

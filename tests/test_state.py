@@ -126,7 +126,9 @@ def test_a_rename_of_what_the_code_reads_leaves_a_builder_stale(renamed_reading)
         "attn_cudagraph_support",
     )
     assert (drop["before"], drop["after"]) == ("ALWAYS", "NEVER")
-    (fw,) = ctx["state"]["framework"]
+    fw, changed = ctx["state"]["framework"]
+    # the base's file is one of the profile's framework files: said as such
+    assert (changed["kind"], changed["file"]) == ("file", UTILS)
     assert (fw["class"], fw["old"], fw["new"], fw["left"]) == (
         "AttentionMetadataBuilder",
         "attn_cudagraph_support",
@@ -794,12 +796,17 @@ def test_a_change_of_what_the_code_reads_is_a_framework_change(runner_lags):
     code reads from then on, and where; #2 changes no part of the mechanism."""
     store, _ = runner_lags
     ctx = report_context(store, "3", "en")
-    (fw,) = ctx["state"]["framework"]
+    fw, changed = ctx["state"]["framework"]
     assert (fw["kind"], fw["old"], fw["new"], fw["where"]) == (
         "read-spelling", "attn_cudagraph_support", "cudagraph_support", f"{RUNNER}:8")
+    assert (changed["kind"], changed["file"]) == ("file", RUNNER)
     text = render_report(store, "3", lang="en", fmt="md")
     assert ("from this commit on the code reads `cudagraph_support` where it read "
             f"`attn_cudagraph_support` (`{RUNNER}:8`).") in text
+    # the runner is listed once, as the framework file it is, not again as an "Other file"
+    assert (f"**Framework change**: `{RUNNER}` changed (+1/-1): the model runner, which reads "
+            "every builder's level and picks the CUDA graph mode.") in text
+    assert f"**Other file**: `{RUNNER}`" not in text
     assert report_context(store, "2", "en")["state"]["framework"] == []
 
 
@@ -868,3 +875,40 @@ def test_a_later_run_searches_the_files_an_earlier_run_read_a_findings_inputs_fr
     store = collect(r.path, tmp_path / "kb.sqlite")
     (f,) = store.pr_facts("96")["findings"]
     assert f["fixed_by"]["number"] == 97
+
+
+def test_the_enum_of_levels_changing_is_a_framework_change(tmp_path):
+    """The levels are read from the enum's class body at the parent and at the commit: a
+    removed name the profile knows as an alias of an added one is a rename, the rest are
+    levels gained or lost; introducing the enum is said as such."""
+    r = GitRepoBuilder.init(tmp_path / "src")
+    x = f"{BACKENDS}/x_attn.py"
+    no_enum = base("_cudagraph_support").replace(
+        "class AttentionCGSupport(enum.Enum):\n    NEVER = 0\n    PURE_DECODE_ONLY = 1\n"
+        "    UNIFORM_SINGLE_TOKEN_DECODE = 1\n    UNIFORM_BATCH = 2\n    ALWAYS = 3\n",
+        "AttentionCGSupport = None\n")
+    old = base("_cudagraph_support").replace("    UNIFORM_SINGLE_TOKEN_DECODE = 1\n", "").replace(
+        "    UNIFORM_BATCH = 2\n", "")
+    r.commit({UTILS: no_enum, x: builder("XMetadataBuilder", "pass")}, "Builders (#60)")
+    # (each also changes a declaration: a commit that changes only the enum is not collected)
+    r.commit({UTILS: old, x: builder("XMetadataBuilder", level("_cudagraph_support", "NEVER"))},
+             "The enum (#61)")
+    r.commit({UTILS: base("_cudagraph_support").replace("    PURE_DECODE_ONLY = 1\n", ""),
+              x: builder("XMetadataBuilder", level("_cudagraph_support", "ALWAYS"))},
+             "Rename a level, add one (#62)")
+    store = collect(r.path, tmp_path / "kb.sqlite")
+    assert store.pr_facts("62")["framework"]["levels"] == {
+        "before": ["NEVER", "PURE_DECODE_ONLY", "ALWAYS"],
+        "after": ["NEVER", "UNIFORM_SINGLE_TOKEN_DECODE", "UNIFORM_BATCH", "ALWAYS"]}
+    kinds = [(f["kind"], f.get("names")) for f in report_context(store, "62", "en")["state"][
+        "framework"]]
+    assert kinds == [("levels-renamed", ["PURE_DECODE_ONLY → UNIFORM_SINGLE_TOKEN_DECODE"]),
+                     ("levels-added", ["UNIFORM_BATCH"]), ("file", None)]
+    text = render_report(store, "62", lang="en", fmt="md")
+    assert ("the enum of levels `AttentionCGSupport` renames `PURE_DECODE_ONLY` to "
+            "`UNIFORM_SINGLE_TOKEN_DECODE`") in text
+    assert "the enum of levels `AttentionCGSupport` gains `UNIFORM_BATCH`" in text
+    assert ("the enum of levels `AttentionCGSupport` is introduced, with `NEVER`, "
+            "`PURE_DECODE_ONLY`, `ALWAYS`") in render_report(store, "61", lang="en", fmt="md")
+    zh = render_report(store, "62", lang="zh", fmt="md")
+    assert "级别枚举 `AttentionCGSupport` 新增了 `UNIFORM_BATCH`" in zh

@@ -124,6 +124,9 @@ class AuditResult:
     # the family spellings the code reads at this revision, each with its first reading site
     # (``path:line``); empty when no reading site could be read (the root base decides then)
     reads: dict[str, str] = field(default_factory=dict)
+    # the members of the profile's enum of levels (``symbol.enum``) at this revision, in order;
+    # None when no scanned file defines it
+    levels: list[str] | None = None
 
     def builder(self, name: str) -> BuilderInfo | None:
         for b in self.builders:
@@ -551,6 +554,19 @@ def read_spellings(
     return {a: out[a] for a in profile.family if a in out}
 
 
+def enum_members(modules: dict[str, ModuleFacts], profile: Profile) -> list[str] | None:
+    """The names the profile's enum class assigns (its levels), in order, over every scanned
+    module that defines it; None when none does."""
+    if not profile.enum:
+        return None
+    out: list[str] | None = None
+    for path in sorted(modules):
+        cf = modules[path].classes.get(profile.enum)
+        if cf is not None:
+            out = (out or []) + [n for n in cf.names if n not in (out or [])]
+    return out
+
+
 def audit_revision(
     repo: GitRepo,
     rev: str,
@@ -589,7 +605,8 @@ def audit_revision(
             findings.extend(rules.findings_for(b, profile, sha))
     for b in builders:
         findings.extend(stale_findings(b, profile, sha, reads))
-    return AuditResult(sha, builders, findings, sorted(cache.warned), reads)
+    return AuditResult(sha, builders, findings, sorted(cache.warned), reads,
+                       enum_members(modules, profile))
 
 
 STALE_RULE = "stale-symbol-spelling"

@@ -108,6 +108,8 @@ class ClassFacts:
     consts: dict[str, str] = field(default_factory=dict)
     # whether __init__ runs the parent's __init__ (None: the class defines no __init__)
     init_calls_super: bool | None = None
+    # every name the class body assigns, in order (an enum's members)
+    names: list[str] = field(default_factory=list)
 
 
 class SourceError(ValueError):
@@ -318,6 +320,7 @@ def parse_classes(
                 if profile.level_aliases and facts.values:
                     facts.spelled = _collect_assignments(child.body, names, profile, False)
                 facts.consts = _class_consts(child.body)
+                facts.names = _body_names(child.body)
                 later: list[ThresholdSet] = []
                 for stmt in child.body:
                     if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -437,6 +440,16 @@ _INVERSE: dict[type[ast.cmpop], type[ast.cmpop]] = {
     ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.Gt: ast.LtE,
     ast.LtE: ast.Gt, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is,
 }
+
+
+def _body_names(body: list[ast.stmt]) -> list[str]:
+    """The simple names a class body assigns (``X = ...``, ``X: T = ...``), in order."""
+    out: list[str] = []
+    for stmt in body:
+        targets = (stmt.targets if isinstance(stmt, ast.Assign)
+                   else [stmt.target] if isinstance(stmt, ast.AnnAssign) else [])
+        out.extend(t.id for t in targets if isinstance(t, ast.Name) and t.id not in out)
+    return out
 
 
 def _class_consts(body: list[ast.stmt]) -> dict[str, str]:

@@ -1185,6 +1185,10 @@ def _mine_commit(
     levels: list[dict[str, Any]] = []
     state: list[dict[str, Any]] | None = None  # None: the audit did not run
     reads: dict[str, dict[str, str]] | None = None  # the spellings read, parent and commit
+    # the files of the mechanism it changed (profile [[framework]]), and the enum's levels at
+    # the parent and at the commit (null where no scanned file defines it) when the audit ran
+    framework: dict[str, Any] = {"files": sorted(
+        {p for rc in raw for p in (rc.path, rc.old_path) if p and p in profile.framework})}
     if auditor is not None:
         try:
             now, before_res = auditor.run_pair(sha, parent, raw)
@@ -1206,6 +1210,8 @@ def _mine_commit(
             by_builder = {(b.file, b.class_name): b for b in now.builders}
             reads = {"before": before_res.reads if before_res is not None else {},
                      "after": now.reads}
+            if before_res is not None and (before_res.levels or now.levels):
+                framework["levels"] = {"before": before_res.levels, "after": now.levels}
             for f in now.findings:
                 b = by_builder.get((f.file, f.class_name))
                 if b is not None:
@@ -1277,6 +1283,7 @@ def _mine_commit(
             "builder_levels": levels,
             "state_changes": state,
             "reads": reads,
+            "framework": framework,
             "findings_fixed": fixed,
             "lineage": lineage_rows.result() if lineage_rows is not None else [],
             "notes": notes,

@@ -413,7 +413,8 @@ def state_facts(facts: dict[str, Any], profile: Profile) -> dict[str, Any]:
     got = facts.get("state_changes")
     if got is None:  # from git without the audit, or from elsewhere: no clone was read
         reason = "no-audit" if facts["source"] in ("git", "git+github") else "no-clone"
-        return {"known": False, "reason": reason, "changes": [], "outside": 0, "framework": []}
+        return {"known": False, "reason": reason, "changes": [], "outside": 0, "framework": [],
+                "framework_files": []}
     paths = {f["path"] for f in facts["files"]}
     rows = [
         {"class": c["class"], "file": c["file"], "value": c["value"],
@@ -422,9 +423,10 @@ def state_facts(facts: dict[str, Any], profile: Profile) -> dict[str, Any]:
         for c in got
     ]
     rows.sort(key=lambda r: (r["value"] != profile.display, r["file"], r["class"], r["value"]))
+    framework = _framework(facts, rows, profile)
     return {"known": True, "reason": None, "changes": rows,
-            "outside": sum(r["outside"] for r in rows),
-            "framework": _framework(facts, rows, profile)}
+            "outside": sum(r["outside"] for r in rows), "framework": framework,
+            "framework_files": [x["file"] for x in framework if x["kind"] == "file"]}
 
 
 def _framework(facts: dict[str, Any], rows: list[dict[str, Any]], profile: Profile,
@@ -471,6 +473,39 @@ def _framework(facts: dict[str, Any], rows: list[dict[str, Any]], profile: Profi
     elif reads and not before and now is not None and not out:
         # the mechanism arrives: nothing read the symbol at the parent
         out.append({"kind": "read-start", "new": now, "where": after[now], **tail})
+    # the enum's levels and the mechanism's files (profile [[framework]]) it changed
+    mech = facts.get("framework") or {}
+    quiet = {"left": [], "restored": []} if out else tail
+    levels = mech.get("levels") or {}
+    was, now_lv = levels.get("before"), levels.get("after")
+    if was is None and now_lv:
+        out.append({"kind": "enum-added", "enum": profile.enum, "names": now_lv, **quiet})
+        quiet = {"left": [], "restored": []}
+    elif was and now_lv is None:
+        out.append({"kind": "enum-removed", "enum": profile.enum, "names": was, **quiet})
+        quiet = {"left": [], "restored": []}
+    elif was and now_lv:
+        gone = [x for x in was if x not in now_lv]
+        new = [x for x in now_lv if x not in was]
+        # an old name the profile knows as an alias of a new one: a level renamed
+        renamed = [(old, profile.level_aliases[old]) for old in gone
+                   if profile.level_aliases.get(old) in new]
+        gone = [x for x in gone if x not in dict(renamed)]
+        new = [x for x in new if x not in dict(renamed).values()]
+        for kind, names in (("levels-renamed", [f"{a} → {b}" for a, b in renamed]),
+                            ("levels-added", new), ("levels-removed", gone)):
+            if names:
+                out.append({"kind": kind, "enum": profile.enum, "names": names, "pairs":
+                            [list(p) for p in renamed] if kind == "levels-renamed" else [],
+                            **quiet})
+                quiet = {"left": [], "restored": []}
+    counts = {f["path"]: (f.get("additions"), f.get("deletions")) for f in facts["files"]}
+    for path in mech.get("files") or []:
+        if path in profile.framework:
+            add, dele = counts.get(path, (None, None))
+            out.append({"kind": "file", "file": path, "what": profile.framework[path],
+                        "additions": add, "deletions": dele, **quiet})
+            quiet = {"left": [], "restored": []}
     return out
 
 

@@ -416,6 +416,7 @@ class PrQueries(GraphQueries):
             "notes": analysis.get("notes", []),
             "state_changes": analysis.get("state_changes"),
             "reads": analysis.get("reads"),
+            "framework": analysis.get("framework"),
             "state_changes_unknown": (
                 None if analysis.get("state_changes") is not None
                 else state_unknown_reason(row["source"])),
