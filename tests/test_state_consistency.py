@@ -114,6 +114,8 @@ def test_a_commit_without_a_pr_is_named_as_a_commit_where_it_is_reachable(bundle
     head = en.split("## Executive summary")[0]
     assert head.startswith("# Commit `12fb5c6c6ec3` on `local-inference-lab/vllm`: full report")
     assert "Committed at: May 19, 2026" in head and "Merged at" not in head
+    assert ("Repository: `local-inference-lab/vllm`, whose history holds this commit (the "
+            "tracked repository is `vllm-project/vllm`)") in head
     assert "without a pull request" in head and "State: merged" not in head
     zh = render_report(bundled, ref, lang="zh", fmt="md")
     assert zh.startswith("# `local-inference-lab/vllm` 上的提交 `12fb5c6c6ec3` 完整报告")

@@ -789,21 +789,11 @@ def _tracked(
     (:mod:`prkb.analyze.state`)."""
     audit = profile.audit
     out = {profile.display: state.symbol_value(ref, mro, info).to_json()}
-    call = str(audit.get("reorder_call") or "")
     main = str(audit.get("threshold_attr") or "")
-    public: str | None = None  # the decode threshold's value, when it is a literal
-    for attr in [main, *audit.get("split_attrs", [])]:
-        if attr:
-            got = state.threshold_value(hier, ref, mro, str(attr), call if attr == main else "",
-                                        roots)
-            if attr == main and got.value is not None and got.value.isdigit():
-                public = got.value
-            elif attr != main and got.value is not None and public is not None:
-                # a private threshold written from the public one: its value in its place
-                got = replace(got, value=re.sub(rf"\bself\.{re.escape(main)}\b", public,
-                                                got.value))
-            if got.value is not None or attr == main:
-                out[str(attr)] = got.to_json()
+    for attr, got in state.threshold_values(
+            hier, ref, mro, main, [str(a) for a in audit.get("split_attrs", [])],
+            str(audit.get("reorder_call") or ""), roots).items():
+        out[attr] = got.to_json()
     qattr = str(audit.get("query_len_attr") or "")
     if qattr:
         q = state.query_len_value(hier, ref, mro, qattr)

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .symbols import ThresholdSet
@@ -252,6 +252,30 @@ def threshold_value(
                        raises=raises_of(owner, value))
     return class_attr()
 
+
+
+def threshold_values(
+    hier: Hierarchy, ref: ClassRef, mro: Sequence[ClassRef], main: str, split: Sequence[str],
+    call: str, roots: set[str],
+) -> dict[str, Tracked]:
+    """The decode threshold ``main`` (set by ``call`` too) and each split threshold of
+    ``split`` the builder has, in force (:func:`threshold_value`). A split threshold written
+    from the public one (``self.<main>``) has the public value in its place when that is a
+    literal: a private threshold that grows while the public one stays at 1 reads as such."""
+    out: dict[str, Tracked] = {}
+    public: str | None = None  # the decode threshold's value, when it is a literal
+    for attr in [main, *split]:
+        if not attr:
+            continue
+        got = threshold_value(hier, ref, mro, attr, call if attr == main else "", roots)
+        if attr == main and got.value is not None and got.value.isdigit():
+            public = got.value
+        elif attr != main and got.value is not None and public is not None:
+            own = re.compile(rf"\bself\.{re.escape(main)}\b")
+            got = replace(got, value=_put(own, got.value, public))
+        if got.value is not None or attr == main:
+            out[attr] = got
+    return out
 
 def query_len_value(
     hier: Hierarchy, ref: ClassRef, mro: Sequence[ClassRef], attr: str
