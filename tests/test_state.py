@@ -912,3 +912,32 @@ def test_the_enum_of_levels_changing_is_a_framework_change(tmp_path):
             "`PURE_DECODE_ONLY`, `ALWAYS`") in render_report(store, "61", lang="en", fmt="md")
     zh = render_report(store, "62", lang="zh", fmt="md")
     assert "级别枚举 `AttentionCGSupport` 新增了 `UNIFORM_BATCH`" in zh
+
+
+def test_a_base_the_scan_cannot_read_makes_what_it_may_set_unknown(tmp_path):
+    """A mixin from outside the scanned code comes before the root base: the level a builder
+    would inherit past it is unknown (with the reason), never the root base's; a builder
+    that declares its own level is read as declared. Python's own bases (``ABC``,
+    ``Generic``) change nothing."""
+    r = GitRepoBuilder.init(tmp_path / "src")
+    m, n, o = (f"{BACKENDS}/{k}_attn.py" for k in ("m", "n", "o"))
+    mixed = ("from typing import ClassVar\nfrom extlib.mixins import SomeMixin\n"
+             "from vllm.v1.attention.backends.utils import AttentionMetadataBuilder\n"
+             "from vllm.v1.attention.backends.utils import AttentionCGSupport\n\n\n"
+             "class {cls}(SomeMixin, AttentionMetadataBuilder):\n    {body}\n")
+    sha = r.commit({
+        UTILS: base("_cudagraph_support"),
+        m: mixed.format(cls="MMetadataBuilder", body="pass"),
+        n: mixed.format(cls="NMetadataBuilder", body=level("_cudagraph_support", "ALWAYS")),
+        o: ("from abc import ABC\nfrom typing import Generic\n"
+            "from vllm.v1.attention.backends.utils import AttentionMetadataBuilder\n\n\n"
+            "class OMetadataBuilder(ABC, Generic[int], AttentionMetadataBuilder):\n    pass\n"),
+    }, "Mixins (#70)")
+    with GitRepo(r.path) as git:
+        got = {b.class_name: b.values for b in audit_revision(git, sha, load_profile()).builders}
+    assert got["MMetadataBuilder"]["_cudagraph_support"] == {
+        "value": None, "source": "unknown",
+        "reason": "SomeMixin is a base the scanned code does not define, and it may set the value"}
+    assert got["NMetadataBuilder"]["_cudagraph_support"]["source"] == "declared"
+    assert got["OMetadataBuilder"]["_cudagraph_support"]["source"] == (
+        "inherited:AttentionMetadataBuilder")

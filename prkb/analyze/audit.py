@@ -788,17 +788,18 @@ def _tracked(
     """Each tracked value of the builder in force, with where it comes from
     (:mod:`prkb.analyze.state`)."""
     audit = profile.audit
-    out = {profile.display: state.symbol_value(ref, mro, info).to_json()}
+    # each value unknown where a base the scan cannot read comes before its source
+    out = {profile.display: state.unseen(mro, state.symbol_value(ref, mro, info)).to_json()}
     main = str(audit.get("threshold_attr") or "")
     for attr, got in state.threshold_values(
             hier, ref, mro, main, [str(a) for a in audit.get("split_attrs", [])],
             str(audit.get("reorder_call") or ""), roots).items():
-        out[attr] = got.to_json()
+        out[attr] = state.unseen(mro, got).to_json()
     qattr = str(audit.get("query_len_attr") or "")
     if qattr:
         q = state.query_len_value(hier, ref, mro, qattr)
         if q is not None:
-            out[qattr] = q.to_json()
+            out[qattr] = state.unseen(mro, q).to_json()
     return out
 
 

@@ -39,9 +39,11 @@ from .symbols import ThresholdSet
 if TYPE_CHECKING:
     from .hierarchy import ClassRef, Hierarchy
 
-DECLARED, INIT, METHOD, STALE, DEFAULT, ABSENT = (
-    "declared", "init", "method", "stale", "default", "absent")
+DECLARED, INIT, METHOD, STALE, DEFAULT, ABSENT, UNKNOWN = (
+    "declared", "init", "method", "stale", "default", "absent", "unknown")
 INHERITED = "inherited:"
+# bases from outside the scanned code that cannot set a tracked value (Python's own)
+EXTERNAL_BASES = frozenset({"ABC", "Generic", "Protocol", "object"})
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,7 @@ class Tracked:
     stale: tuple[str, ...] = ()  # ``Class.attr`` declarations the code does not read
     # where the ``__init__`` that sets it raises before setting it: ``E when <test>``
     raises: tuple[str, ...] = ()
+    reason: str | None = None  # why the value is unknown (source ``unknown``)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"value": self.value, "source": self.source}
@@ -66,6 +69,8 @@ class Tracked:
             out["stale"] = list(self.stale)
         if self.raises:
             out["raises"] = list(self.raises)
+        if self.reason:
+            out["reason"] = self.reason
         return out
 
     @staticmethod
@@ -73,7 +78,25 @@ class Tracked:
         return Tracked(
             d.get("value"), str(d.get("source") or ABSENT), d.get("origin_file"),
             d.get("written"), tuple(d.get("stale") or ()), tuple(d.get("raises") or ()),
+            d.get("reason"),
         )
+
+
+def unseen(mro: Sequence[ClassRef], got: Tracked) -> Tracked:
+    """``got``, or unknown when a base the scan could not read (defined outside the scanned
+    code, not one of Python's own) comes before the class the value was read from in the
+    MRO (before every class for a default or an absent value): that base may set it."""
+    owner = (got.source.removeprefix(INHERITED) if got.source.startswith(INHERITED)
+             else None)
+    for i, c in enumerate(mro):
+        if i and owner is not None and c.qual == owner:
+            return got
+        if i == 0 and got.source in (DECLARED, INIT, METHOD) and owner is None:
+            return got  # the class's own setting comes first
+        if not c.resolved and c.name not in EXTERNAL_BASES:
+            return Tracked(None, UNKNOWN, reason=(
+                f"{c.qual} is a base the scanned code does not define, and it may set the value"))
+    return got
 
 
 def _source(owner: ClassRef, ref: ClassRef, own: str) -> str:

@@ -354,7 +354,7 @@ def state_side(c: dict[str, Any], side: str) -> dict[str, Any]:
     return {"kind": kind, "from": origin or None, "value": c.get(side),
             "written": c.get(f"{side}_written"), "origin_file": c.get(f"{side}_origin_file"),
             "stale": [s.rsplit(".", 1)[-1] for s in c.get(f"{side}_stale") or []],
-            "raises": _raises(c.get(f"{side}_raises"))}
+            "raises": _raises(c.get(f"{side}_raises")), "reason": c.get(f"{side}_reason")}
 
 
 def _raises(items: list[str] | None) -> list[list[str]]:
