@@ -941,3 +941,26 @@ def test_a_base_the_scan_cannot_read_makes_what_it_may_set_unknown(tmp_path):
     assert got["NMetadataBuilder"]["_cudagraph_support"]["source"] == "declared"
     assert got["OMetadataBuilder"]["_cudagraph_support"]["source"] == (
         "inherited:AttentionMetadataBuilder")
+
+
+def test_a_base_re_exported_by_a_package_resolves_to_the_class_under_that_package():
+    """Two classes share the root base's name (vLLM's V0 and V1 builder bases); a V0 file
+    imports it from the package (``from vllm.attention import ...``), whose ``__init__`` the
+    audit does not read: the base is the one defined under that package, not unknown."""
+    from prkb.analyze.hierarchy import ClassRef, Hierarchy, ModuleFacts
+    from prkb.analyze.symbols import ClassFacts
+
+    def cls(name: str, *bases: str) -> ClassFacts:
+        return ClassFacts(name=name, bases=list(bases), lineno=1)
+
+    h = Hierarchy({
+        "vllm/attention/backends/abstract.py": ModuleFacts(
+            {"AttentionMetadataBuilder": cls("AttentionMetadataBuilder")}),
+        "vllm/v1/attention/backends/utils.py": ModuleFacts(
+            {"AttentionMetadataBuilder": cls("AttentionMetadataBuilder")}),
+        "vllm/attention/backends/x.py": ModuleFacts(
+            {"XBuilder": cls("XBuilder", "AttentionMetadataBuilder")},
+            {"AttentionMetadataBuilder": ("vllm.attention", "AttentionMetadataBuilder")}),
+    })
+    mro = h.mro(ClassRef("vllm/attention/backends/x.py", "XBuilder"))
+    assert mro[1] == ClassRef("vllm/attention/backends/abstract.py", "AttentionMetadataBuilder")

@@ -172,6 +172,15 @@ class Hierarchy:
         cands = self.by_name.get(written, [])
         if len(cands) == 1:
             return cands[0]
+        # imported from a package whose __init__ is not read (a re-export): the one class of
+        # that name defined in a module under the package
+        mf = self.modules.get(path)
+        imp = mf.imports.get(written) if mf is not None else None
+        if imp is not None and len(cands) > 1:
+            under = [c for c in cands
+                     if f"{module_name(c.file)}.".startswith(f"{imp[0]}.")]
+            if len(under) == 1:
+                return under[0]
         return None
 
     def bases(self, ref: ClassRef) -> list[ClassRef]:
