@@ -68,7 +68,10 @@ def matrix_rows(
     rows = []
     for b in result.builders:
         comments = []
-        if b.declared is None:
+        got = (b.values or {}).get(profile.display) or {}
+        if got.get("source") == "unknown":  # the state model cannot tell (analyze/state.py)
+            comments.append(f"unknown: {got.get('reason') or '?'}")
+        elif b.declared is None:
             comments.append(
                 f"inherited from {b.declared_in}" if b.declared_in else "profile default"
             )
@@ -81,8 +84,8 @@ def matrix_rows(
                 "class": b.class_name,
                 "file": b.file,
                 "declared": b.declared,
-                "effective": b.effective,
-                "levels": b.levels,
+                "effective": None if got.get("source") == "unknown" else b.effective,
+                "levels": [] if got.get("source") == "unknown" else b.levels,
                 "level_text": b.level_text() if b.dynamic else None,
                 "declared_in": b.declared_in,
                 "declared_attr": b.declared_attr,
@@ -152,6 +155,8 @@ def to_markdown(rows: list[dict[str, Any]], profile: Profile, rev: str = "") -> 
         if r["levels"] and (len(r["levels"]) == 1 or r["level_text"]):
             # one level, or the set a conditional value or an overriding method can give
             level = " / ".join(_code(lv) for lv in r["levels"])
+        elif r["effective"] is None:
+            level = "unknown"
         else:  # a bool is shown as its spelling and value: the profile maps it to no level
             level = _code(profile.value_text(r["effective"], r.get("declared_attr")))
         dyn = "yes" if r["dynamic"] else "no"

@@ -939,6 +939,13 @@ def test_a_base_the_scan_cannot_read_makes_what_it_may_set_unknown(tmp_path):
         "value": None, "source": "unknown",
         "reason": "SomeMixin is a base the scanned code does not define, and it may set the value"}
     assert got["NMetadataBuilder"]["_cudagraph_support"]["source"] == "declared"
+    # the matrix says unknown too, with the reason, not the root base's level
+    from prkb.matrix import matrix_at, to_markdown
+
+    _, rows = matrix_at(str(r.path), sha, load_profile(), None)
+    (row,) = [x for x in to_markdown(rows, load_profile()).splitlines()
+              if "`MMetadataBuilder`" in x]
+    assert "| unknown | unknown: SomeMixin is a base the scanned code does not define" in row
     assert got["OMetadataBuilder"]["_cudagraph_support"]["source"] == (
         "inherited:AttentionMetadataBuilder")
 
