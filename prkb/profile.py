@@ -272,7 +272,7 @@ def load_profile(name_or_path: str | None = None) -> Profile:
     validate_profile(raw, path, schema=not known_valid)
     if stamp is not None and not known_valid:
         _write_stamp(stamp)
-    prof = _build(raw)
+    prof = build_profile(raw)
     prof.content_hash = hashlib.sha256(text.encode("utf-8")).hexdigest()
     _CACHE[key] = prof
     return prof
@@ -308,14 +308,14 @@ def _write_stamp(stamp: Path) -> None:
         pass
 
 
-def _schema_validator() -> Any:
+def schema_validator() -> Any:
     import jsonschema
 
     schema = json.loads((data_dir() / "profiles" / SCHEMA).read_text(encoding="utf-8"))
     return jsonschema.Draft202012Validator(schema)
 
 
-def _where(path_parts: Any) -> str:
+def key_text(path_parts: Any) -> str:
     parts = [f"[{p}]" if isinstance(p, int) else str(p) for p in path_parts]
     return ".".join(parts).replace(".[", "[") or "(top level)"
 
@@ -325,7 +325,7 @@ def validate_profile(raw: dict[str, Any], path: Path | str, *, schema: bool = Tr
     cannot say (levels named elsewhere are levels of ``levels.order``; the rule module
     exists). Raises :class:`InputError` naming the file and the key of the first problem.
     ``schema=False``: the schema check is left out (this very text passed it before)."""
-    errors = [] if not schema else sorted(_schema_validator().iter_errors(raw),
+    errors = [] if not schema else sorted(schema_validator().iter_errors(raw),
                                           key=lambda e: list(e.absolute_path))
     if errors:
         e = errors[0]
@@ -335,7 +335,7 @@ def validate_profile(raw: dict[str, Any], path: Path | str, *, schema: bool = Tr
             msg = f"unknown key {', '.join(map(repr, extra))}"
         else:
             msg = e.message
-        raise InputError(f"profile {path}: {_where(e.absolute_path)}: {msg}{more}")
+        raise InputError(f"profile {path}: {key_text(e.absolute_path)}: {msg}{more}")
     levels = list(raw["levels"]["order"])
     named: list[tuple[str, Any]] = [("levels.default", raw["levels"].get("default"))]
     named += [(f"levels.aliases.{k}", v) for k, v in raw["levels"].get("aliases", {}).items()]
@@ -369,7 +369,7 @@ def validate_profile(raw: dict[str, Any], path: Path | str, *, schema: bool = Tr
         )
 
 
-def _build(raw: dict[str, Any]) -> Profile:
+def build_profile(raw: dict[str, Any]) -> Profile:
     meta = raw["profile"]
     sym = raw["symbol"]
     lv = raw["levels"]

@@ -160,13 +160,13 @@ def test_a_profile_passes_the_schema_once_per_text(tmp_path: Path,
     assert len(list(stamps.iterdir())) == 1
 
     calls: list[int] = []
-    real = profile_mod._schema_validator
+    real = profile_mod.schema_validator
 
     def counted() -> object:
         calls.append(1)
         return real()
 
-    monkeypatch.setattr(profile_mod, "_schema_validator", counted)
+    monkeypatch.setattr(profile_mod, "schema_validator", counted)
     again = _fresh_load(prof)
     assert calls == [] and again == first  # the same text: the stamp, and the same profile
 

@@ -35,8 +35,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--fork",
         metavar="OWNER/NAME",
         default=None,
-        help="the GitHub repository this clone is a fork of upstream as: commits without a PR "
-        "number link to their page there (default: the profile's [profile] fork, else --repo)",
+        help="the GitHub repository (owner/name) whose commit pages hold this clone's own "
+        "commits: a commit without a PR number links to its page there (default: the key "
+        "fork of the profile's [profile] table, else --repo)",
     )
     p.add_argument("--no-audit", action="store_true", help="skip the consistency audit per commit")
     p.add_argument("--json", action="store_true", help="print the run's counts as JSON")

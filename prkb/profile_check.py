@@ -1,0 +1,189 @@
+"""``prkb profile check``: everything wrong with a profile file at once, each problem with its
+line, what the profile will track, and, given a clone, what its choices find there.
+
+``check_profile(path)`` reads and validates the file (every schema error, not only the first,
+then the rules a schema cannot say), names the line of each problem (``key_line``), and
+summarises what a valid profile tracks. ``clone_facts(profile, clone, branch)`` asks git which
+files declare a family spelling but hold none of the audit's ``file_markers`` (the audit never
+reads them: their classes are left out), and how many commits the pickaxe finds, timed.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError
+from .gitobj import GitRepo
+from .profile import Profile, build_profile, key_text, schema_validator, validate_profile
+
+
+@dataclass
+class Problem:
+    key: str  # dotted key path ("levels.order", "platforms[2].code"; "(top level)")
+    line: int | None  # 1-based line of the file where that key (or its table) is written
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "line": self.line, "message": self.message}
+
+
+@dataclass
+class ProfileCheck:
+    path: str
+    problems: list[Problem] = field(default_factory=list)
+    profile: Profile | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+_HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
+_KEY = re.compile(r"^\s*((?:\"[^\"]*\"|'[^']*'|[A-Za-z0-9_-]+)(?:\s*\.\s*(?:\"[^\"]*\"|'[^']*'|"
+                  r"[A-Za-z0-9_-]+))*)\s*=")
+
+
+def _parts(dotted: str) -> list[str]:
+    out = []
+    for m in re.finditer(r"\"([^\"]*)\"|'([^']*)'|([A-Za-z0-9_-]+)", dotted):
+        out.append(next(g for g in m.groups() if g is not None))
+    return out
+
+
+def key_line(text: str, path: list[str | int]) -> int | None:
+    """The line where the key at ``path`` is written (a table's header for a table, the
+    longest written prefix otherwise); None when nothing of it is written (a missing key of
+    the top level)."""
+    table: list[str | int] = []
+    counts: dict[tuple[str | int, ...], int] = {}
+    best: tuple[int, int] | None = None  # (matched parts, line)
+
+    def consider(written: list[str | int], row: int) -> None:
+        nonlocal best
+        n = 0
+        while n < len(written) and n < len(path) and written[n] == path[n]:
+            n += 1
+        if n == len(written) and n and (best is None or n > best[0]):
+            best = (n, row)
+
+    for row, line in enumerate(text.splitlines(), 1):
+        h = _HEADER.match(line)
+        if h and not line.lstrip().startswith("#"):
+            name: list[str | int] = list(_parts(h.group(2)))
+            if h.group(1) == "[[":  # an array of tables: its n-th item
+                key = tuple(name)
+                counts[key] = counts.get(key, -1) + 1
+                name.append(counts[key])
+            table = name
+            consider(table, row)
+            continue
+        k = _KEY.match(line)
+        if k and not line.lstrip().startswith("#"):
+            consider([*table, *_parts(k.group(1))], row)
+    return best[1] if best else None
+
+
+def _path_of(message: str) -> list[str | int]:
+    """The key path of a message of :func:`validate_profile` ("profile F: a.b[2].c: ...")."""
+    m = re.match(r"profile .*?: ([^:]+?): ", message)
+    if not m or m.group(1) == "(top level)":
+        return []
+    out: list[str | int] = []
+    for part in re.finditer(r"([^.\[\]]+)|\[(\d+)\]", m.group(1)):
+        out.append(int(part.group(2)) if part.group(2) else part.group(1))
+    return out
+
+
+def check_profile(path: str | Path) -> ProfileCheck:
+    """Every problem of the profile file at ``path``, each with its line; the profile itself
+    when there is none."""
+    p = Path(path)
+    out = ProfileCheck(str(p))
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as e:
+        out.problems.append(Problem("(file)", None, f"cannot read it: {e.strerror or e}"))
+        return out
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        line = re.search(r"line (\d+)", str(e))
+        out.problems.append(Problem("(file)", int(line.group(1)) if line else None,
+                                    f"invalid TOML: {e}"))
+        return out
+    for err in sorted(schema_validator().iter_errors(raw), key=lambda x: list(x.absolute_path)):
+        parts: list[str | int] = list(err.absolute_path)
+        if err.validator == "additionalProperties":
+            extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
+            msg = f"unknown key {', '.join(map(repr, extra))}"
+            parts = [*parts, extra[0]] if extra else parts
+        else:
+            msg = err.message
+        out.problems.append(Problem(key_text(err.absolute_path), key_line(text, parts), msg))
+    if out.problems:
+        out.problems.sort(key=lambda x: (x.line or 0, x.key))
+        return out
+    try:
+        validate_profile(raw, p, schema=False)
+    except InputError as e:
+        where = _path_of(str(e))
+        out.problems.append(Problem(key_text(where), key_line(text, where),
+                                    str(e).split(": ", 2)[-1]))
+        return out
+    out.profile = build_profile(raw)
+    return out
+
+
+def summary(profile: Profile) -> dict[str, Any]:
+    """What the profile tracks, as ``profile check`` prints it."""
+    audit = profile.audit
+    return {
+        "name": profile.name,
+        "repo": profile.repo,
+        "branch": profile.branch,
+        "symbol": profile.display,
+        "spellings": list(profile.family),
+        "methods": list(profile.methods),
+        "levels": list(profile.levels),
+        "default": profile.default_level,
+        "aliases": dict(profile.level_aliases),
+        "enum": profile.enum or None,
+        "rule": profile.rules or None,
+        "scan_paths": [str(x) for x in audit.get("scan_paths", [])],
+        "file_markers": [str(x) for x in audit.get("file_markers", [])],
+        "builder_bases": [str(x) for x in audit.get("builder_bases", [])],
+        "reading_sites": [str(x) for x in audit.get("reading_sites", [])],
+        "framework_files": sorted(profile.framework),
+        "pickaxe_regex": profile.git_pickaxe_regex(),
+    }
+
+
+def clone_facts(profile: Profile, clone: str, branch: str | None = None) -> dict[str, Any]:
+    """What the profile finds in a clone: the files under the scan paths that declare a family
+    spelling but hold none of the ``file_markers`` (their classes, which the audit never reads),
+    and the commits the pickaxe finds on the branch (with the seconds it took)."""
+    branch = branch or profile.branch
+    audit = profile.audit
+    scan = [str(x) for x in audit.get("scan_paths", [])] or ["."]
+    markers = [str(x) for x in audit.get("file_markers", [])]
+    with GitRepo(clone) as git:
+        rev = git.resolve(branch, "branch or revision (give one with --branch)")
+        r = git.run(["grep", "-l", "-E", profile.git_declaring_regex(), rev, "--", *scan],
+                    check=False)
+        files = [line.split(":", 1)[1] for line in r.stdout.splitlines() if ":" in line]
+        left: list[dict[str, Any]] = []
+        for f in files if markers else []:
+            text = git.run(["show", f"{rev}:{f}"], check=False).stdout
+            if not any(m in text for m in markers):
+                left.append({"file": f, "classes": re.findall(r"(?m)^\s*class\s+(\w+)", text)})
+        t0 = time.perf_counter()
+        r = git.run(["log", "--format=%H", f"-G{profile.git_pickaxe_regex()}", rev, "--",
+                     str(profile.raw["profile"].get("python_glob", "*.py"))], check=False)
+        seconds = time.perf_counter() - t0
+    return {"branch": branch, "declaring_files": len(files), "left_out": left,
+            "pickaxe_commits": len(r.stdout.split()), "pickaxe_seconds": round(seconds, 2)}
