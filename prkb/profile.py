@@ -71,6 +71,14 @@ class Profile:
     wording: dict[str, dict[str, str]] = field(default_factory=dict)
     #: ``[[framework]]``: path -> {"en": ..., "zh": ...}, the files of the mechanism itself
     framework: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: ``symbol.kind``: what the tracked value is (``enum``: ordered levels; ``int``, ``bool``,
+    #: ``str``, ``expr``: kept as written): which directions a change of it has
+    kind: str = "enum"
+
+    def kind_of(self, attr: str | None) -> str:
+        """The kind of a value of spelling ``attr`` (a bool spelling of an enum profile is a
+        bool)."""
+        return "bool" if attr in self.bool_spellings else self.kind
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
     #: sha256 of the profile file's text (what the knowledge base records)
     content_hash: str = ""
@@ -309,6 +317,7 @@ def _write_stamp(stamp: Path) -> None:
 
 
 def schema_validator() -> Any:
+    """A validator of ``data/profiles/profile.schema.json`` (JSON Schema 2020-12)."""
     import jsonschema
 
     schema = json.loads((data_dir() / "profiles" / SCHEMA).read_text(encoding="utf-8"))
@@ -316,6 +325,7 @@ def schema_validator() -> Any:
 
 
 def key_text(path_parts: Any) -> str:
+    """A key path as a profile's text names it: ``platforms[2].code``, ``(top level)``."""
     parts = [f"[{p}]" if isinstance(p, int) else str(p) for p in path_parts]
     return ".".join(parts).replace(".[", "[") or "(top level)"
 
@@ -336,12 +346,13 @@ def validate_profile(raw: dict[str, Any], path: Path | str, *, schema: bool = Tr
         else:
             msg = e.message
         raise InputError(f"profile {path}: {key_text(e.absolute_path)}: {msg}{more}")
-    levels = list(raw["levels"]["order"])
-    named: list[tuple[str, Any]] = [("levels.default", raw["levels"].get("default"))]
-    named += [(f"levels.aliases.{k}", v) for k, v in raw["levels"].get("aliases", {}).items()]
+    lv = raw.get("levels", {})
+    levels = list(lv.get("order", []))
+    named: list[tuple[str, Any]] = [("levels.default", lv.get("default"))]
+    named += [(f"levels.aliases.{k}", v) for k, v in lv.get("aliases", {}).items()]
     named += [(f"audit.flag_levels[{i}]", v)
               for i, v in enumerate(raw.get("audit", {}).get("flag_levels", []))]
-    for lang, meanings in raw["levels"].get("meaning", {}).items():
+    for lang, meanings in lv.get("meaning", {}).items():
         named += [(f"levels.meaning.{lang}.{k}", k) for k in meanings]
     for where, value in named:
         if value is not None and value not in levels:
@@ -370,9 +381,10 @@ def validate_profile(raw: dict[str, Any], path: Path | str, *, schema: bool = Tr
 
 
 def build_profile(raw: dict[str, Any]) -> Profile:
+    """The :class:`Profile` of a parsed profile that passed :func:`validate_profile`."""
     meta = raw["profile"]
     sym = raw["symbol"]
-    lv = raw["levels"]
+    lv = raw.get("levels", {})  # none for a symbol that is no enum of levels
     paths = raw.get("paths", {})
     title = meta.get("title", {})
     return Profile(
@@ -388,8 +400,8 @@ def build_profile(raw: dict[str, Any]) -> Profile:
         value_markers=_tuple(sym.get("value_markers")),
         enum=sym.get("enum", ""),
         display=sym.get("display", _tuple(sym["family"])[-1]),
-        levels=_tuple(lv["order"]),
-        default_level=lv.get("default", _tuple(lv["order"])[0]),
+        levels=_tuple(lv.get("order")),
+        default_level=lv.get("default", (_tuple(lv.get("order")) or ("",))[0]),
         level_aliases=dict(lv.get("aliases", {})),
         level_meaning={k: dict(v) for k, v in lv.get("meaning", {}).items()},
         tests_paths=_tuple(paths.get("tests", ["tests/"])),
@@ -414,5 +426,6 @@ def build_profile(raw: dict[str, Any]) -> Profile:
         wording={k: dict(v) for k, v in raw.get("wording", {}).items()},
         framework={str(f["path"]): {"en": str(f["en"]), "zh": str(f["zh"])}
                    for f in raw.get("framework", [])},
+        kind=str(sym.get("kind", "enum")),
         raw=raw,
     )

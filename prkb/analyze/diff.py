@@ -202,7 +202,7 @@ def read_patch(path: str, patch: str, profile: Profile) -> tuple[list[SymbolChan
         new = [k for k in ak if k not in bk]
         if len(gone) == 1 and len(new) == 1:
             bv, av = bk[gone[0]], ak[new[0]]
-            d = "renamed" if bv == av else direction_of(bv, av, profile)
+            d = "renamed" if bv == av else direction_of(bv, av, profile, new[0])
             d = "renamed" if d == "unchanged" else d
             out.append(SymbolChange(path, cls, new[0], bv, av, d, before_attr=gone[0]))
             continue
@@ -210,7 +210,7 @@ def read_patch(path: str, patch: str, profile: Profile) -> tuple[list[SymbolChan
             bo, ao = bk.get(attr), ak.get(attr)
             if bo == ao:
                 continue
-            d = direction_of(bo, ao, profile)
+            d = direction_of(bo, ao, profile, attr)
             out.append(SymbolChange(path, cls, attr, bo, ao, "changed" if d == "unchanged" else d))
     for cls, meth in sorted(meth_a - meth_b):
         out.append(SymbolChange(path, cls, meth, None, "overridden", "dynamic-added"))

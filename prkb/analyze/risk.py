@@ -87,6 +87,9 @@ def risk_tags_for(
                          for v in (c.before, c.after))
         return f"{c.class_name}: {before} -> {after}"
 
+    if profile.kind != "enum":  # a raise or a lowering means something only for levels
+        raising = []
+        dirs -= {"raised", "lowered"}
     if raising:
         why["level-raised"] = [moved(c) for c in raising]
     if "lowered" in dirs:

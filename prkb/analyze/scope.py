@@ -317,6 +317,9 @@ def _effects(
         return [Effect(who, party, DEPENDS, "decided-at-run-time")]
     if d == "removed":
         return [Effect(who, party, UNKNOWN, "falls-back-to-inherited")]
+    if profile.kind != "enum":
+        # an int, a bool, a string: the profile gives its direction no meaning for anyone
+        return [Effect(who, party, UNKNOWN, "kind-no-effect")]
     if profile.is_bool_value(change.before) or profile.is_bool_value(change.after):
         # a bool spelling (``full_cudagraph_supported = True``) is no level: a change from or
         # to one has no direction the profile can read

@@ -735,14 +735,44 @@ def support_text(returns: list[SupportReturn]) -> str:
     return "; ".join(parts)
 
 
-def direction_of(before: str | None, after: str | None, profile: Profile) -> str:
+def _int(text: str) -> int | None:
+    """An int literal as written (``512``, ``-1``, ``1_024``, ``0x10``); None otherwise."""
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except (SyntaxError, ValueError):
+        return None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        inner = node.operand
+        if isinstance(inner, ast.Constant) and type(inner.value) is int:
+            return -inner.value if isinstance(node.op, ast.USub) else inner.value
+        return None
+    return node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
+
+
+def direction_of(before: str | None, after: str | None, profile: Profile,
+                 attr: str | None = None) -> str:
+    """How a value went from ``before`` to ``after`` (None: absent), by the kind of value
+    (``Profile.kind_of``): an int is compared as a number, an enum by the profile's order of
+    levels, a bool of a ``bool`` profile is enabled or disabled; a value without an order (a
+    ``str``, an ``expr``, an expression of an ordered kind) only "changed"."""
     if before is None and after is None:
         return "changed"
     if before is None:
         return "added"
     if after is None:
         return "removed"
+    kind = profile.kind_of(attr) if attr is not None else profile.kind
+    if kind == "int":
+        b, a = _int(before), _int(after)
+        if b is None or a is None:
+            return "changed" if before != after else "unchanged"
+        return "raised" if a > b else "lowered" if a < b else "unchanged"
+    if kind in ("str", "expr"):
+        return "changed" if before != after else "unchanged"
     if before in ("True", "False") and after in ("True", "False"):
+        if profile.kind == "bool":
+            return "unchanged" if before == after else (
+                "enabled" if after == "True" else "disabled")
         return "raised" if after == "True" else "lowered"
     rb, ra = profile.level_rank(before), profile.level_rank(after)
     if rb is not None and ra is not None:
@@ -780,7 +810,7 @@ def diff_declarations(
             if bv == av:
                 direction = "renamed"
             else:
-                direction = direction_of(bv, av, profile)
+                direction = direction_of(bv, av, profile, new_attr)
                 if direction == "unchanged":
                     direction = "renamed"
             out.append(SymbolChange(path, cls, new_attr, bv, av, direction, before_attr=old_attr))
@@ -795,7 +825,7 @@ def diff_declarations(
                     if bo is not None and bs is not None and sa is not None and bs != sa:
                         out.append(SymbolChange(path, cls, attr, bs, ao, "renamed"))
                     continue
-                direction = direction_of(bo, ao, profile)
+                direction = direction_of(bo, ao, profile, attr)
                 if direction == "unchanged":
                     direction = "changed"
                 out.append(SymbolChange(path, cls, attr, bo, ao, direction))

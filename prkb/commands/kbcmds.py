@@ -222,8 +222,11 @@ def _side(value: str | None, source: str | None) -> str:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
+    profile = profile_of(args)
     with open_store(args) as store:
         facts = store.pr_facts(args.number)
+    for c in facts["symbol_changes"]:  # what the value is: which directions it can have
+        c["kind"] = profile.kind_of(c["attr"])
     if args.json:
         print(json_term(json.dumps(facts, ensure_ascii=False, indent=1)))
         return 0

@@ -199,7 +199,7 @@ def regression_candidates(
     window = rules.number("regression_window_days", 180)
     out = []
     for e, prev in previous_setters(events):
-        if e.attr_key != FAMILY:
+        if e.attr_key != FAMILY or profile.kind != "enum":
             continue
         r_before, r_after = profile.level_rank(e.before), profile.level_rank(e.after)
         p_before = profile.level_rank(prev.before or profile.default_level)
@@ -309,7 +309,9 @@ def lineage_relations(
                 (str(ent.get("file") or ""), sha, lines, ent.get("decl") is True)
             )
         title = pr.title or ""
-        lowered = {(c, f) for c, f, d in moves.get(pr.id, []) if d == "lowered"}
+        # a lowering undoes a raise only among levels: of a number it means nothing here
+        lowered = ({(c, f) for c, f, d in moves.get(pr.id, []) if d == "lowered"}
+                   if profile.kind == "enum" else set())
         named = culprits.get(me, set())
         for target, hits in sorted(per_target.items()):
             n = sum(h[2] for h in hits)

@@ -157,14 +157,14 @@ class LevelChange:
     name_file: bool = False
 
 
-def _change_facts(row: dict[str, Any]) -> dict[str, Any]:
+def _change_facts(row: dict[str, Any], profile: Profile) -> dict[str, Any]:
     """A stored declaration change in the shape of the report's ``changes`` items."""
-    from ..render.report import WHY_IN_A_WORD
+    from ..render.report import why_in_a_word
 
     return {"class": row["class_name"], "attr": row["attr"], "direction": row["direction"],
             "before": row["before"], "after": row["after"], "before_attr": row["before_attr"],
             "before_file": row["before_file"],
-            "why": WHY_IN_A_WORD.get(row["direction"], "changed")}
+            "why": why_in_a_word(row["direction"], profile)}
 
 
 @dataclass
@@ -317,7 +317,7 @@ def gather(store: Store, period: Period, profile: Profile | None = None) -> Dige
             dg.level_changes.append(
                 LevelChange(
                     r["class_name"], r["file"], r["before"], r["after"], r["direction"], it,
-                    _change_facts(r),
+                    _change_facts(r, profile),
                     before_text=_shown(profile, r["before"], r["attr"]),
                     after_text=_shown(profile, r["after"], r["attr"]),
                 )

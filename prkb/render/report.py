@@ -74,6 +74,15 @@ WHY_IN_A_WORD = {
 }
 
 
+def why_in_a_word(direction: str, profile: Profile) -> str:
+    """The reason word of a change's direction (:data:`WHY_IN_A_WORD`); a raise or a lowering
+    means a performance change or a fix only for a profile of ordered levels (kind ``enum``):
+    of an int it is a change."""
+    if profile.kind != "enum" and direction in ("raised", "lowered"):
+        return "changed"
+    return WHY_IN_A_WORD.get(direction, "changed")
+
+
 def _module_of(path: str) -> str | None:
     if not path.endswith(".py"):
         return None
@@ -107,6 +116,8 @@ def _recommend(
     dirs = {c["direction"] for c in changes}
     if findings:
         return "resolve-findings"
+    if profile.kind != "enum":  # no level: a raise or a lowering is no fix nor speed-up
+        return "other" if changes else "no-change"
     if "lowered" in dirs:
         return "lowered-add-test" if missing_tests else "lowered"
     default = profile.level_rank(profile.default_level) or 0
@@ -642,7 +653,7 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
                 "before_rank": profile.level_rank(c["before"]),
                 "after_rank": profile.level_rank(c["after"]),
                 "conditional": any(" if " in (v or "") for v in (c["before"], c["after"])),
-                "why": WHY_IN_A_WORD.get(c["direction"], "changed"),
+                "why": why_in_a_word(c["direction"], profile),
                 "core": is_declaration_core(sc, profile),
                 "raises_to": raises_to,  # the level a condition shift raises it to, or None
                 # the level it reaches (there, for a condition shift) needs a growing threshold
@@ -818,6 +829,7 @@ def report_facts(store: Store, ref: str | int, profile: Profile) -> dict[str, An
             "name": profile.name,
             "rules": profile.rules,  # "" when the profile has no audit rule module
             "display": profile.display,
+            "kind": profile.kind,  # what the value is: enum (levels), int, bool, str, expr
             "enum": profile.enum,
             "reorder_call": reorder,
             "reorder_flag": flag,
