@@ -152,8 +152,8 @@ class Profile:
         declaration) is no level, and a profile says of no bool which level it means, so it is
         shown as the spelling and its value (``full_cudagraph_supported = True``): ``attr``,
         else the profile's bool spelling(s); a profile with none says it is a bool."""
-        if not self.is_bool_value(value):
-            return value
+        if self.kind != "enum" or not self.is_bool_value(value):
+            return value  # (a bool profile's values are its own: no level to tell it from)
         spelling = attr if attr in self.bool_spellings else " / ".join(self.bool_spellings)
         # ("True (a bool, not a level)" when the profile names no bool spelling)
         return f"{spelling} = {value}" if spelling else f"{value} (a bool, not a level)"

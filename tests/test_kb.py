@@ -155,7 +155,7 @@ def test_list_json_and_table(tmp_path):
     # piped: a header, then one line per PR in the order of --json, its whole title on it
     lines = table.stdout.splitlines()
     assert len(lines) == len(rows) + 1 and lines[0].split() == [
-        "PR", "date", "title", "level", "changes", "risk", "tags"]
+        "PR", "date", "title", "declaration", "changes", "risk", "tags"]
     for line, row in zip(lines[1:], rows, strict=True):
         assert line.startswith(f"#{row['number']} ") and row["title"] in line, (line, row)
         assert row["changes"] in line and ", ".join(row["risk_tags"]) in line

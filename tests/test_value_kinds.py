@@ -93,3 +93,33 @@ def test_a_lowered_int_is_said_as_such(collected, capsys) -> None:
     assert main(["--db", str(store.path), "--profile", str(f), "show", "2", "--json"]) == 0
     (shown,) = json.loads(capsys.readouterr().out)["symbol_changes"]
     assert (shown["kind"], shown["direction"]) == ("int", "lowered")
+
+
+@pytest.mark.parametrize(("name", "path", "values", "directions"), [
+    ("vllm-decode-threshold", "vllm/v1/attention/backends/x_attn.py",
+     ["512", "128", "256"], ["added", "lowered", "raised"]),
+    ("vllm-kv-update-in-forward", "vllm/v1/attention/backends/x_attn.py",
+     ["False", "True", "False"], ["added", "enabled", "disabled"]),
+])
+def test_the_bundled_int_and_bool_profiles_end_to_end(
+    tmp_path: Path, name: str, path: str, values: list[str], directions: list[str],
+) -> None:
+    """Each bundled profile of another kind, collected from a generated history: its
+    directions, and every report (3 formats x 2 languages) without a word of the CUDA-graph
+    profile's levels."""
+    p = load_profile(name)
+    attr = p.family[0]
+    r = GitRepoBuilder.init(tmp_path / "src")
+    for i, v in enumerate(values, 1):
+        typ = "int" if p.kind == "int" else "bool"
+        r.commit({path: f"class XThing:\n    {attr}: {typ} = {v}\n"}, f"Set it to {v} (#{i})")
+    store = Store(tmp_path / "kb.sqlite")
+    collect_git(store, str(r.path), p, quiet=True, warn=lambda m: None)
+    got = [store.pr_facts(str(i))["symbol_changes"][0]["direction"]
+           for i in range(1, len(values) + 1)]
+    assert got == directions
+    for lang in ("en", "zh"):
+        for fmt in ("md", "txt", "html"):
+            text = render_report(store, "2", lang=lang, fmt=fmt, profile=p)
+            for word in ("CUDA", "level", "级别", "performance", "correctness", "a bool"):
+                assert word not in text, (lang, fmt, word)

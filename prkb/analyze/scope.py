@@ -315,11 +315,11 @@ def _effects(
         return [Effect(who, party, NEITHER, "no-value-change")]
     if d.startswith("dynamic"):
         return [Effect(who, party, DEPENDS, "decided-at-run-time")]
-    if d == "removed":
-        return [Effect(who, party, UNKNOWN, "falls-back-to-inherited")]
     if profile.kind != "enum":
         # an int, a bool, a string: the profile gives its direction no meaning for anyone
         return [Effect(who, party, UNKNOWN, "kind-no-effect")]
+    if d == "removed":
+        return [Effect(who, party, UNKNOWN, "falls-back-to-inherited")]
     if profile.is_bool_value(change.before) or profile.is_bool_value(change.after):
         # a bool spelling (``full_cudagraph_supported = True``) is no level: a change from or
         # to one has no direction the profile can read

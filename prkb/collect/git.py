@@ -92,6 +92,7 @@ class GitCollectStats:
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
     up_to_date: bool = False
+    audited: bool = True  # whether the consistency audit ran at each commit
 
     def to_json(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items()}
@@ -105,10 +106,11 @@ class GitCollectStats:
             f"(of {self.scanned} compared), "
             f"{self.mined} mined now ({self.already} already mined), {self.new} new and "
             f"{self.updated} updated records, {self.with_changes} with declaration changes, "
-            f"{self.findings} new audit findings ({self.findings_fixed} fixed), "
-            f"{self.rule_input_kept} of {self.rule_input_hits} commits kept that change an "
-            f"input of the audit rule in a file with a finding, {len(self.warnings)} warnings, "
-            f"{self.seconds:.1f}s"
+            + (f"{self.findings} new audit findings ({self.findings_fixed} fixed), "
+               f"{self.rule_input_kept} of {self.rule_input_hits} commits kept that change an "
+               "input of the audit rule in a file with a finding, " if self.audited
+               else "no audit (the profile's audit reads no builder), ")
+            + f"{len(self.warnings)} warnings, {self.seconds:.1f}s"
         )
 
 
@@ -913,7 +915,11 @@ def git_records(
         rng = [f"{base}..{tip}"] if base else [tip]
         stats.range = f"{base[:12]}..{tip[:12]}" if base else f"all to {tip[:12]}"
         mined = store.mined_shas(repo_name)
-        auditor = _Auditor(git, profile, warn) if audit else None
+        # a profile whose audit reads no builder (no [audit] builder_bases) has nothing to
+        # audit: reading every Python file of every mined revision would find nothing
+        auditor = (_Auditor(git, profile, warn)
+                   if audit and profile.audit.get("builder_bases") else None)
+        stats.audited = auditor is not None
         boundary = git.shallow_boundary()
         known = store.get_state("git", scope, "decl_paths")
         sources = Sources(git, profile)

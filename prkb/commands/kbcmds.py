@@ -206,7 +206,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     # on a terminal the table fits its width (long cells fold); piped, one line per PR
     width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
     lines = text_table(
-        ["PR", "date", "title", "level changes", "risk tags"],
+        ["PR", "date", "title", "declaration changes", "risk tags"],
         [[record_label(x["number"], x["ref"]), x["date"], x["title"],
           x["changes"], ", ".join(x["risk_tags"])] for x in listing],
         width=width)
