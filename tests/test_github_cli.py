@@ -133,6 +133,8 @@ def test_unauthenticated_warns_once(tmp_path: Path) -> None:
             capture_output=True, text=True, env=_env(), timeout=60,
         )
         assert run.returncode == 0, run.stderr
-        assert run.stderr.count("unauthenticated") == 1
+        assert run.stderr.count("running unauthenticated") == 1
+        # the new knowledge base is announced (collect may create one, and says so)
+        assert f"created a new knowledge base at {tmp_path / 'kb.sqlite'}" in run.stderr
         assert '"examined": 3' in run.stdout and '"authenticated": false' in run.stdout
         assert not any(r.authorized for r in srv.log)

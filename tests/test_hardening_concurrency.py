@@ -165,7 +165,7 @@ def test_a_writer_holding_the_lock_gives_a_clear_message(tmp_path: Path, figures
     try:
         code = (
             "import sys; from prkb.store import Store; import prkb.commands as c; "
-            "c.open_store = lambda args: Store(args.db, timeout=0.5); "
+            "c.open_store = lambda args, **kw: Store(args.db, timeout=0.5); "
             "from prkb.cli import main; sys.exit(main(sys.argv[1:]))"
         )
         t0 = time.monotonic()

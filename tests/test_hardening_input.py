@@ -603,6 +603,10 @@ def test_audit_and_show_errors_are_one_line(tmp_path: Path, small_repo: GitRepoB
                                             figures) -> None:
     db = tmp_path / "kb.sqlite"
     _one_error(_cli(db, "audit", str(small_repo.path), "--rev", "nope"), "nope")
+    # a read command on a path where no knowledge base is: named, and nothing created
+    _one_error(_cli(db, "show", "12345"), "no knowledge base at")
+    assert not db.exists()
+    Store(db).close()
     _one_error(_cli(db, "show", "12345"), "no PR 12345")
     (tmp_path / "dir.sqlite").mkdir()
     _one_error(_cli(tmp_path / "dir.sqlite", "list"), "directory")

@@ -216,7 +216,8 @@ def test_a_read_only_folder_reads_and_refuses_writes(sound_kb: Path, tmp_path: P
         w = _run(db, "import", str(DATA / "curated-seeds.jsonl"))
         _one_error(w, "read-only", str(db))
         assert w.returncode == 2
-        fresh = _run(ro / "new.sqlite", "list")
+        fresh = _run(ro / "new.sqlite", "import", str(DATA / "curated-seeds.jsonl"))
         _one_error(fresh, "read-only", "cannot create")
+        _one_error(_run(ro / "new.sqlite", "list"), "no knowledge base at")
         assert _digest(db) == before
     figures.add("faults", "read-only opens", opened + 1)

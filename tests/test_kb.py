@@ -219,9 +219,19 @@ def test_demo_runs_offline_from_bundled_data(tmp_path):
 
 
 def test_bad_db_path_is_one_line(tmp_path):
-    res = run("--db", str(tmp_path / "no" / "such" / "kb.sqlite"), "list")
+    res = run("--db", str(tmp_path / "no" / "such" / "kb.sqlite"), "import", str(CURATED))
     assert res.returncode == 2
     assert res.stderr.strip().startswith("prkb: error: knowledge base folder")
+    # a read command on a mistyped path names it and creates nothing
+    typo = tmp_path / "kb.sqllite"
+    for cmd in (["list"], ["show", "1"], ["report", "1"], ["site", "build", "--out",
+                                                           str(tmp_path / "site")]):
+        res = run("--db", str(typo), *cmd)
+        assert res.returncode == 2, cmd
+        assert res.stderr.strip() == (
+            f"prkb: error: no knowledge base at {typo}: give --db (or $PRKB_DB) the file that "
+            "'prkb collect', 'prkb import' or 'prkb demo' wrote"), cmd
+        assert not typo.exists() and not (tmp_path / "site").exists()
     res = run("--db", str(tmp_path), "list")
     assert "is a directory" in res.stderr and "Traceback" not in res.stderr
     missing = run("--db", str(tmp_path / "kb.sqlite"), "import", str(tmp_path / "nope.jsonl"))

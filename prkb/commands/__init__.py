@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 COMMAND_MODULES = [
@@ -34,13 +35,28 @@ def group(sub: Any, name: str, help_text: str) -> Any:
     return _GROUPS[key][1]
 
 
-def open_store(args: argparse.Namespace) -> Any:
-    """The knowledge base of ``--db``; its first write records the command's profile."""
+def open_store(args: argparse.Namespace, *, create: bool = False) -> Any:
+    """The knowledge base of ``--db``; its first write records the command's profile.
+
+    Only a command that writes records (``create``: collect, import) makes a new file, and
+    says so on stderr; any other refuses a path where no knowledge base is, naming it (a
+    mistyped ``--db`` used to leave an empty knowledge base behind and read it)."""
+    from pathlib import Path
+
+    from ..errors import InputError
     from ..ingest import binding_of
     from ..paths import default_db_path
     from ..store import Store
 
-    store = Store(default_db_path(getattr(args, "db", None)))
+    path = Path(default_db_path(getattr(args, "db", None)))
+    new = not path.exists()
+    if new and not create:
+        raise InputError(
+            f"no knowledge base at {path}: give --db (or $PRKB_DB) the file that "
+            "'prkb collect', 'prkb import' or 'prkb demo' wrote")
+    store = Store(path)
+    if new and not getattr(args, "quiet", False):
+        print(f"prkb: created a new knowledge base at {path}", file=sys.stderr)
     store.bind_profile(binding_of(profile_of(args), getattr(args, "profile", None)))
     return store
 

@@ -65,7 +65,7 @@ def cmd_collect_git(args: argparse.Namespace) -> int:
     from ..collect.git import collect_git
 
     profile = profile_of(args)
-    with open_store(args) as store:
+    with open_store(args, create=True) as store:
         stats = collect_git(
             store,
             args.path,

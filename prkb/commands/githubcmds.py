@@ -75,7 +75,7 @@ def cmd_collect_github(args: argparse.Namespace) -> int:
             "no GH_TOKEN or GITHUB_TOKEN set: running unauthenticated "
             "(GitHub allows 60 requests an hour)"
         )
-    with open_store(args) as store, bar("github", quiet=args.quiet) as b:
+    with open_store(args, create=True) as store, bar("github", quiet=args.quiet) as b:
 
         def progress(s: GithubStats) -> None:
             b.note(

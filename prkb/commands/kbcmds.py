@@ -106,7 +106,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 def cmd_import(args: argparse.Namespace) -> int:
     from ..collect.snapshot import import_jsonl
     profile = profile_of(args)
-    with open_store(args) as store, bar("import", quiet=args.quiet) as b:
+    with open_store(args, create=True) as store, bar("import", quiet=args.quiet) as b:
         report = import_jsonl(
             store, args.file, profile, on_progress=lambda _n: b.advance(),
             relations="changed",
