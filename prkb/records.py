@@ -113,6 +113,17 @@ def _list(v: Any, field: str) -> list[Any]:
     return v
 
 
+# C0 and C1 controls, and the bidi embeddings, overrides and isolates (U+202A..U+202E,
+# U+2066..U+2069) that reorder what a reader sees
+_TITLE_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def one_line_title(text: str) -> str:
+    """A title as every output shows it: one line, without control characters (an ESC or a
+    right-to-left override in a PR title reaches no page, terminal or email)."""
+    return " ".join(_TITLE_CONTROLS.sub(" ", text).split())
+
+
 def _obj(v: Any, field: str) -> dict[str, Any]:
     if not isinstance(v, dict):
         raise InputError(f"{field} must be an object, got {type(v).__name__}")
@@ -141,7 +152,7 @@ def normalize_record(obj: Any) -> dict[str, Any]:
         state = "merged"
     out: dict[str, Any] = {
         "number": number,
-        "title": _s(rec.get("title"), "title", maxlen=2000) or "",
+        "title": one_line_title(_s(rec.get("title"), "title", maxlen=2000) or ""),
         "body": _s(rec.get("body"), "body"),
         "state": state,
         "created_at": _date(rec.get("created_at"), "created_at"),

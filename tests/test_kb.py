@@ -344,3 +344,26 @@ def test_ingest_all_writes_each_cursor_with_its_record_and_the_last_after_relati
     assert store.get_state("t", "s", "pr:6") == "b"
     assert store.get_state("t", "s", "tip") == "end"
     store.close()
+
+
+def test_control_characters_are_stripped_from_titles_everywhere(tmp_path):
+    """An ESC sequence, a right-to-left override and a newline in a PR title reach no output:
+    the title is stored as one clean line, so the list, the report and the site's page title
+    all show it so."""
+    hostile = "Fix \x1b[31mred\x1b[0m \u202eevil\u202c\nsecond line"
+    src = tmp_path / "r.jsonl"
+    src.write_text(json.dumps(github_pr(901, title=hostile)) + "\n", encoding="utf-8")
+    db = tmp_path / "kb.sqlite"
+    assert run("--db", str(db), "import", str(src)).returncode == 0
+    clean = "Fix [31mred [0m evil second line"
+    with Store(db) as store:
+        assert store.pr_facts("901")["title"] == clean
+    listed = run("--db", str(db), "list").stdout
+    assert clean in listed and "\x1b" not in listed and "\u202e" not in listed
+    report = run("--db", str(db), "report", "901", "--lang", "en", "--format", "md").stdout
+    assert "Title: “Fix \\[31mred \\[0m evil second line”" in report and "\x1b" not in report
+    assert run("--db", str(db), "site", "build", "--out", str(tmp_path / "site"),
+               "--no-search").returncode == 0
+    page = (tmp_path / "site" / "en" / "pr" / "901.html").read_text(encoding="utf-8")
+    assert f"<title>#901 {clean}" in page or clean in page.split("</title>")[0]
+    assert "\u202e" not in page and "\x1b" not in page
