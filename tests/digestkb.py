@@ -15,6 +15,7 @@ from prkb.store import Store
 WEEK = "2026-W21"  # Monday 2026-05-18 to Sunday 2026-05-24
 EVIL = "Fix <script>alert(1)</script> & \x1b[31m修复 TritonMLA"
 ZH_TITLE = "注意力元数据构建器的 CUDA Graph 支持 · 周报 2026-W21"
+EN_TITLE = "CUDA graph support of attention metadata builders · Weekly digest 2026-W21"
 
 
 def _rec(number: int, **kw: Any) -> dict[str, Any]:

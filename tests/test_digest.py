@@ -10,7 +10,7 @@ from email.policy import default as default_policy
 from pathlib import Path
 
 import pytest
-from digestkb import WEEK, ZH_TITLE, _rec, digest_kb
+from digestkb import EN_TITLE, WEEK, ZH_TITLE, _rec, digest_kb
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -149,10 +149,13 @@ def test_cli_preview_eml_and_empty_week(tmp_path: Path, capsys: pytest.CaptureFi
                  "team@example.org", "--from", "bot@kb.example.org",
                  "--site-url", "https://s.example"]) == 0
     msg = message_from_bytes(eml.read_bytes(), policy=default_policy)
-    assert str(msg["Subject"]) == ZH_TITLE
+    assert str(msg["Subject"]) == f"{ZH_TITLE} / {EN_TITLE}"  # --lang both: both
     assert msg.get_content_type() == "multipart/alternative"
     assert msg["Message-ID"].endswith("@kb.example.org>") and msg["Date"]
     assert msg["List-Id"] == "prkb digest <vllm-cudagraph.prkb.local>"
+    assert msg["List-Unsubscribe"] == (
+        "<mailto:bot@kb.example.org?subject=unsubscribe%20prkb%20digest%20"
+        "%3Cvllm-cudagraph.prkb.local%3E>")
     plain = msg.get_body(("plain",))
     html = msg.get_body(("html",))
     assert plain is not None and html is not None

@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from digestkb import WEEK, ZH_TITLE, digest_kb
+from digestkb import EN_TITLE, WEEK, ZH_TITLE, digest_kb
 from smtpserver import PASSWORD, USER, free_port, make_ca, smtp_server
 
 from prkb.cli import main
@@ -55,7 +55,7 @@ def test_each_recipient_gets_one_message_and_reruns_send_nothing(
             msg = rec.message
             (rcpt,) = rec.rcpt_tos
             assert msg["To"] == rcpt and rec.mail_from == "digest@kb.example.org"
-            assert str(msg["Subject"]) == ZH_TITLE
+            assert str(msg["Subject"]) == f"{ZH_TITLE} / {EN_TITLE}"  # --lang both: both
             assert "=?utf-8?" in rec.data.decode("ascii").split("\r\n\r\n", 1)[0]
             assert msg["List-Id"] == "prkb digest <vllm-cudagraph.prkb.local>"
             assert msg["Message-ID"].endswith("@kb.example.org>") and msg["Date"]

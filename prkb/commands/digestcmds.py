@@ -144,7 +144,8 @@ def cmd_digest(args: argparse.Namespace) -> int:
             return 0
         text = dgmod.render(dg, args.lang, "text", args.site_url)
         html = dgmod.render(dg, args.lang, "html", args.site_url)
-        subject = dgmod.digest_title(period, langs[0], profile)
+        # the subject in every language of the message (zh first for both)
+        subject = " / ".join(dgmod.digest_title(period, lg, profile) for lg in langs)
         list_header = mail.list_id(profile.name)
         language = ", ".join("zh-CN" if lg == "zh" else "en" for lg in langs)
 

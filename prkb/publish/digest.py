@@ -674,7 +674,8 @@ def node_text(key: str, lang: str) -> str:
 
 
 def digest_title(period: Period, lang: str, profile: Profile | None = None) -> str:
-    """The heading and (for zh/both) the subject: profile title, "weekly digest", the key."""
+    """The heading of one language's part: profile title, "weekly digest", the key (the email
+    subject joins those of its languages)."""
     profile = profile or load_profile()
     name = profile.title_zh if lang == "zh" else profile.title_en
     out = _env(lang).get_template("digest/title.txt.j2").render(name=name, key=period.key)

@@ -30,8 +30,9 @@ from datetime import UTC, datetime
 from email.headerregistry import Address
 from email.message import EmailMessage
 from email.policy import SMTP
-from email.utils import format_datetime
+from email.utils import format_datetime, parseaddr
 from pathlib import Path
+from urllib.parse import quote
 
 from ..dates import utc_stamp
 from ..errors import InputError, PrkbError
@@ -161,8 +162,11 @@ def build_message(
     list_header: str,
     language: str,
     when: datetime | None = None,
+    unsubscribe: str | None = None,
 ) -> EmailMessage:
-    """multipart/alternative: text/plain then text/html, both UTF-8."""
+    """multipart/alternative: text/plain then text/html, both UTF-8. ``List-Unsubscribe``
+    (RFC 2369) is ``unsubscribe`` (an https or mailto URL), else a mail to the sender asking
+    to leave the list."""
     msg = EmailMessage(policy=SMTP)
     msg["Subject"] = " ".join(subject.split())
     msg["From"] = sender
@@ -171,6 +175,10 @@ def build_message(
     msg["Date"] = format_datetime((when or datetime.now(UTC)).astimezone(UTC))
     msg["Message-ID"] = msg_id
     msg["List-Id"] = list_header
+    if unsubscribe is None:
+        address = parseaddr(sender)[1] or sender
+        unsubscribe = f"mailto:{address}?subject={quote('unsubscribe ' + list_header)}"
+    msg["List-Unsubscribe"] = f"<{unsubscribe}>"
     msg["Auto-Submitted"] = "auto-generated"
     msg.set_content(text, subtype="plain", charset="utf-8")
     msg.add_alternative(html, subtype="html", charset="utf-8")
