@@ -108,15 +108,20 @@ _JSON_CONTROLS = re.compile(f"[\x7f-\x9f{_BIDI_CONTROLS}]")
 
 
 
+PIPE_CELL = 60  # the widest a truncated column gets when no terminal gives a width
+
+
 def text_table(header: list[str], rows: list[list[str]], *,
-               width: int | None = None) -> Iterator[str]:
+               width: int | None = None, truncate: bool = False) -> Iterator[str]:
     """The lines of a table: columns aligned by their width on a terminal (a Chinese character
     takes two cells), two spaces apart; every cell made safe for a terminal (:func:`safe_term`,
     a newline or tab is a space).
 
     ``width`` (a terminal's): the widest columns are narrowed until a line fits, not below 10
     cells, and a cell longer than its column folds onto more lines (at spaces, else anywhere);
-    None: one line per row, nothing folded (what a pipe or a file gets, for grep). Rows are
+    None: one line per row, nothing folded (what a pipe or a file gets, for grep).
+    ``truncate``: one line per row, a cell longer than its column cut with an ellipsis (the
+    columns fit ``width``; without one, none is wider than :data:`PIPE_CELL`). Rows are
     measured one by one: tens of thousands take well under a second (rich's table measures
     each cell through its renderables: about a millisecond a row)."""
     from rich.cells import cell_len
@@ -126,6 +131,8 @@ def text_table(header: list[str], rows: list[list[str]], *,
 
     table = [[clean(c) for c in header]] + [[clean(c) for c in row] for row in rows]
     widths = [max(cell_len(c) for c in col) for col in zip(*table, strict=True)]
+    if truncate and width is None:
+        widths = [min(w, PIPE_CELL) for w in widths]
     if width is not None:
         gaps = 2 * (len(widths) - 1)
         while sum(widths) + gaps > width:
@@ -135,7 +142,9 @@ def text_table(header: list[str], rows: list[list[str]], *,
             widths[widest] -= 1
     last = len(widths) - 1
     for row in table:
-        if width is None:
+        if truncate:
+            parts = [[_cut(cell, w, cell_len)] for cell, w in zip(row, widths, strict=True)]
+        elif width is None:
             parts = [[cell] for cell in row]
         else:
             parts = [_fold(cell, w, cell_len) for cell, w in zip(row, widths, strict=True)]
@@ -145,6 +154,18 @@ def text_table(header: list[str], rows: list[list[str]], *,
                 cell = p[k] if k < len(p) else ""
                 cells.append(cell if i == last else cell + " " * (widths[i] - cell_len(cell)))
             yield "  ".join(cells).rstrip()
+
+
+def _cut(text: str, w: int, cell_len: Any) -> str:
+    """``text`` in at most ``w`` terminal cells, its end replaced by an ellipsis if cut."""
+    if cell_len(text) <= w:
+        return text
+    out = ""
+    for ch in text:
+        if cell_len(out + ch) > w - 1:
+            break
+        out += ch
+    return out + "…"
 
 
 def _fold(text: str, w: int, cell_len: Any) -> list[str]:

@@ -152,13 +152,20 @@ def test_list_json_and_table(tmp_path):
     assert "missing-tests" in by[47144]["risk_tags"]
     table = run("--db", db, "list")
     assert table.returncode == 0 and "#47144" in table.stdout
-    # piped: a header, then one line per PR in the order of --json, its whole title on it
+    # piped: a header, then one line per PR in the order of --json; a cell longer than 60
+    # columns is cut with an ellipsis (--wide: whole)
     lines = table.stdout.splitlines()
     assert len(lines) == len(rows) + 1 and lines[0].split() == [
         "PR", "date", "title", "declaration", "changes", "risk", "tags"]
     for line, row in zip(lines[1:], rows, strict=True):
-        assert line.startswith(f"#{row['number']} ") and row["title"] in line, (line, row)
-        assert row["changes"] in line and ", ".join(row["risk_tags"]) in line
+        assert line.startswith(f"#{row['number']} "), (line, row)
+        for cell in (row["title"], row["changes"], ", ".join(row["risk_tags"])):
+            assert (cell if len(cell) <= 60 else cell[:59] + "…") in line, (cell, line)
+    assert max(len(x) for x in lines) <= 6 + 2 + 10 + 2 + 3 * (60 + 2)
+    assert "TritonMLAMetadataBuilder: UNIFORM_BATCH -> UNIFORM_SINGLE_T…" in table.stdout
+    wide = run("--db", db, "list", "--wide").stdout.splitlines()
+    for line, row in zip(wide[1:], rows, strict=True):
+        assert row["title"] in line and row["changes"] in line, (line, row)
 
 
 def test_list_reads_the_same_facts_as_show(tmp_path):

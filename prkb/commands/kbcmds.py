@@ -90,6 +90,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "list", parents=[common], help="one row per PR: number, date, title, level changes, tags"
     )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--wide", action="store_true",
+                   help="every cell whole: folded to the terminal's width, or one full line "
+                        "per PR in a pipe (by default a long cell is cut with an ellipsis)")
     p.set_defaults(func=cmd_list)
 
     p = sub.add_parser(
@@ -203,13 +206,14 @@ def cmd_list(args: argparse.Namespace) -> int:
     if args.json:
         print(json_term(json.dumps(listing, ensure_ascii=False, indent=1)))
         return 0
-    # on a terminal the table fits its width (long cells fold); piped, one line per PR
+    # one line per PR, fitting the terminal (or cells of at most 60 columns in a pipe), long
+    # cells cut with an ellipsis; --wide: whole cells (folded on a terminal)
     width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
     lines = text_table(
         ["PR", "date", "title", "declaration changes", "risk tags"],
         [[record_label(x["number"], x["ref"]), x["date"], x["title"],
           x["changes"], ", ".join(x["risk_tags"])] for x in listing],
-        width=width)
+        width=width, truncate=not args.wide)
     sys.stdout.write("".join(line + "\n" for line in lines))
     return 0
 
