@@ -374,3 +374,13 @@ def test_control_characters_are_stripped_from_titles_everywhere(tmp_path):
     page = (tmp_path / "site" / "en" / "pr" / "901.html").read_text(encoding="utf-8")
     assert f"<title>#901 {clean}" in page or clean in page.split("</title>")[0]
     assert "\u202e" not in page and "\x1b" not in page
+
+
+def test_site_build_without_a_base_url_warns(tmp_path):
+    db = str(tmp_path / "kb.sqlite")
+    assert run("--db", db, "import", str(CURATED)).returncode == 0
+    res = run("--db", db, "-q", "site", "build", "--out", str(tmp_path / "s"), "--no-search")
+    assert res.returncode == 0 and "warning: no --base-url" in res.stderr
+    res = run("--db", db, "-q", "site", "build", "--out", str(tmp_path / "s"), "--no-search",
+              "--base-url", "https://kb.example.org/")
+    assert res.returncode == 0 and "base-url" not in res.stderr

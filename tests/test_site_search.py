@@ -116,7 +116,7 @@ def test_cli_without_the_pagefind_package(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     proc = subprocess.run(
         [sys.executable, "-c", code, "--db", str(tmp_path / "kb.sqlite"), "-q", "site",
-         "build", "-o", str(tmp_path / "site")],
+         "build", "-o", str(tmp_path / "site"), "--base-url", "https://kb.example.org/"],
         capture_output=True, text=True, env=env, timeout=300,
     )
     assert proc.returncode == 0, proc.stderr

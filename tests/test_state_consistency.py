@@ -212,3 +212,23 @@ def test_each_finding_names_the_commit_that_fixed_it(bundled):
             "its commit not.") in en
     assert "No later commit in the knowledge base makes it no longer hold." in render_report(
         bundled, "38479", lang="en", fmt="md")
+
+
+def test_feed_links_resolve_without_a_base_url(bundled, tmp_path):
+    """Without --base-url, every link of the PR feed (``en/feed.xml``) and of the digest feed
+    (``digest-en.xml``) resolves, from the feed's own place, to a page the site has (the PR
+    feed's links used to resolve to ``en/en/pr/...``)."""
+    import re
+    from urllib.parse import urljoin
+
+    from prkb.site.build import build_site
+
+    out = tmp_path / "site"
+    build_site(bundled, out, load_profile(), langs=["en"], search=False)
+    for feed in ("en/feed.xml", "digest-en.xml"):
+        text = (out / feed).read_text(encoding="utf-8")
+        hrefs = re.findall(r'<link href="([^"]+)"', text)
+        assert len(hrefs) > 3, feed
+        for href in hrefs:
+            target = urljoin(f"file:///{feed}", href).removeprefix("file:///")
+            assert (out / target).is_file(), (feed, href, target)

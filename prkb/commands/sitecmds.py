@@ -75,6 +75,10 @@ def cmd_site_build(args: argparse.Namespace) -> int:
         from ..site.search import MISSING
 
         print(f"prkb: {MISSING}", file=sys.stderr)
+    if not args.base_url:
+        print("prkb: warning: no --base-url: the feeds link pages relative to themselves and "
+              "the sitemap lists relative paths (search engines want absolute URLs); give "
+              "--base-url where the site will be hosted", file=sys.stderr)
     if args.json:
         print(json.dumps(stats.to_json(), ensure_ascii=False))
     else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -37,10 +38,11 @@ def _when(text: str | None) -> datetime:
     return parse_time(text) or _EPOCH
 
 
-def site_url(base_url: str | None, path: str) -> str:
-    """An absolute URL under ``--base-url``, or the site-relative path when there is none."""
+def site_url(base_url: str | None, path: str, relative_to: str = "") -> str:
+    """An absolute URL under ``--base-url``; without one, ``path`` relative to the file
+    ``relative_to`` (a site path: the feed that links it), so that it resolves from there."""
     if not base_url:
-        return path
+        return posixpath.relpath(path, posixpath.dirname(relative_to) or ".")
     return base_url.rstrip("/") + "/" + path.lstrip("/")
 
 
@@ -56,12 +58,12 @@ def atom_feed(
     fg.id(site_url(base_url or "urn:prkb:", feed_path))
     fg.title(title or "prkb")
     fg.language("zh-CN" if lang == "zh" else lang)
-    fg.link(href=site_url(base_url, f"{lang}/index.html"), rel="alternate")
-    fg.link(href=site_url(base_url, feed_path), rel="self")
+    fg.link(href=site_url(base_url, f"{lang}/index.html", feed_path), rel="alternate")
+    fg.link(href=site_url(base_url, feed_path, feed_path), rel="self")
     fg.updated(max((_when(i["date"]) for i in items), default=_when(None)))
     for item in reversed(items):  # feedgen prepends: add oldest first to list newest first
         fe = fg.add_entry()
-        url = site_url(base_url, f"{lang}/pr/{item['slug']}.html")
+        url = site_url(base_url, f"{lang}/pr/{item['slug']}.html", feed_path)
         fe.id(url if base_url else f"urn:prkb:{lang}:pr:{item['slug']}")
         fe.title(one_line(f"{item['label']} {item['title']}", 300))
         fe.link(href=url)
@@ -106,12 +108,12 @@ def digest_feed(
     fg.id(site_url(base_url or "urn:prkb:", feed_path))
     fg.title(title)
     fg.language("zh-CN" if lang == "zh" else lang)
-    fg.link(href=site_url(base_url, f"{lang}/digest/index.html"), rel="alternate")
-    fg.link(href=site_url(base_url, feed_path), rel="self")
+    fg.link(href=site_url(base_url, f"{lang}/digest/index.html", feed_path), rel="alternate")
+    fg.link(href=site_url(base_url, feed_path, feed_path), rel="self")
     fg.updated(max((_when(e["last"] + "T23:59:59Z") for e in entries), default=_when(None)))
     for e in reversed(entries):  # feedgen prepends
         fe = fg.add_entry()
-        url = site_url(base_url, f"{lang}/digest/{e['key']}.html")
+        url = site_url(base_url, f"{lang}/digest/{e['key']}.html", feed_path)
         fe.id(url if base_url else f"urn:prkb:{lang}:digest:{e['key']}")
         fe.title(one_line(e["title"], 300))
         fe.link(href=url)
