@@ -232,3 +232,16 @@ def test_feed_links_resolve_without_a_base_url(bundled, tmp_path):
         for href in hrefs:
             target = urljoin(f"file:///{feed}", href).removeprefix("file:///")
             assert (out / target).is_file(), (feed, href, target)
+
+
+def test_an_added_declaration_reads_not_declared_never_none(bundled, capsys):
+    """``show`` and the stored risk reasons name the side where a class declared nothing
+    "(not declared)", not Python's ``None``."""
+    from prkb.cli import main
+
+    assert main(["--db", str(bundled.path), "show", "42885"]) == 0
+    out = capsys.readouterr().out
+    assert "TritonMLAMetadataBuilder._cudagraph_support (not declared) -> UNIFORM_BATCH" in out
+    assert "None" not in out
+    tags = {t["code"]: t for t in bundled.pr_facts("42885")["risk_tags"]}
+    assert "None" not in str(tags)

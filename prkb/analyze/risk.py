@@ -83,7 +83,7 @@ def risk_tags_for(
         or (c.direction == "added" and (profile.level_rank(c.after) or -1) > default)
     ]
     def moved(c: SymbolChange) -> str:  # a bool as its spelling and value: it is no level
-        before, after = (v if v is None else profile.value_text(v, c.attr)
+        before, after = ("(not declared)" if v is None else profile.value_text(v, c.attr)
                          for v in (c.before, c.after))
         return f"{c.class_name}: {before} -> {after}"
 

@@ -184,7 +184,7 @@ def short_changes(changes: list[dict[str, Any]]) -> str:
             value = c["after"] or c["before"]
             parts.append(f"{c['class']}: {c['direction']}" + (f" ({value})" if value else ""))
         else:
-            parts.append(f"{c['class']}: {c['before'] or '-'} -> {c['after'] or '-'}")
+            parts.append(f"{c['class']}: {_absent(c['before'])} -> {_absent(c['after'])}")
     return "; ".join(parts)
 
 
@@ -218,6 +218,12 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _absent(value: str | None) -> str:
+    """A declared value, or ``(not declared)`` where the class declares none (never ``None``,
+    which reads as a Python value)."""
+    return "(not declared)" if value is None else value
+
+
 def _side(value: str | None, source: str | None) -> str:
     """One side of a state change for ``show``: ``VALUE [source]``, ``no builder``, ``unset``."""
     if source is None:
@@ -243,7 +249,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     for c in facts["symbol_changes"]:
         print(
             safe_term(
-                f"  {c['file']}: {c['class']}.{c['attr']} {c['before']} -> {c['after']} "
+                f"  {c['file']}: {c['class']}.{c['attr']} {_absent(c['before'])} -> "
+                f"{_absent(c['after'])} "
                 f"({c['direction']})"
             )
         )
