@@ -127,7 +127,7 @@ def test_golden_facts(kb):
     assert "files under `tests/` changed: `tests/v1/test_xpu.py`" in en
     assert "A correctness fix that changes tests in the same PR: merge it." in en
     # two topics: rev-b's question nobody answered, and rev-a's approval quoted
-    assert "Conversation opened by @rev-b (1 comments)." in en
+    assert "Conversation opened by @rev-b (1 comment)." in en  # ngettext: one, not "1 comments"
     assert "unanswered: nobody else replied." in en
     assert "approved; no reviewer's last verdict requests changes." in en
     assert "> LGTM, the test covers it." in en and "> Does this slow down decode" in en
