@@ -201,3 +201,25 @@ def test_implicit_tls(
         assert _send(db, "--smtp-security", "ssl") == 0
         assert Counter(srv.delivered_to()) == Counter(TEAM)
         assert all(m.tls and m.authenticated for m in srv.messages)
+
+
+def test_a_read_only_knowledge_base_sends_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Exactly once needs the ledger: on a knowledge base that cannot be written, no recipient
+    gets a message (one used to get one, unrecorded, and again on every rerun)."""
+    import os
+
+    db = digest_kb(tmp_path)
+    real = os.access
+    # the folder reads as not writable (root can write anywhere: os.access is what prkb asks)
+    monkeypatch.setattr(os, "access", lambda p, mode, *a, **k: False if (
+        mode & os.W_OK and str(p) in (str(db), str(db.parent))) else real(p, mode, *a, **k))
+    with smtp_server(tmp_path) as srv:
+        _env(monkeypatch, srv.port, srv.cafile)
+        assert _send(db) == 2
+        err = capsys.readouterr().err
+        assert "nothing sent: the ledger cannot be written" in err and "read-only" in err
+        assert srv.delivered_to() == []
+    monkeypatch.setattr(os, "access", real)
+    assert _ledger(db) == []

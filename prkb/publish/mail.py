@@ -349,6 +349,13 @@ def send_digest(
         (report.already if rcpt.lower() in done else pending).append(rcpt)
     if not pending:
         return report
+    try:  # the ledger must take each delivery: refuse before sending anything, else a rerun
+        with store.transaction():  # would send again to those not recorded
+            pass
+    except PrkbError as e:
+        report.error = f"nothing sent: the ledger cannot be written ({e})"
+        report.not_tried = pending
+        return report
     try:
         smtp = connect(settings)
     except PrkbError as e:
