@@ -14,6 +14,9 @@ from smtpserver import PASSWORD, USER, free_port, make_ca, smtp_server
 
 from prkb.cli import main
 
+# heavy: a real SMTP server: not in the fast tier
+pytestmark = pytest.mark.heavy
+
 TEAM = ["ann@example.org", "bob@example.org", "cy@example.org"]
 SITE = "https://kb.example.org"
 

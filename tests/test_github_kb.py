@@ -28,6 +28,9 @@ from prkb.collect.github_kb import collect_github
 from prkb.profile import load_profile
 from prkb.store import Store
 
+# heavy: a large generated GitHub history over the local API server: not in the fast tier
+pytestmark = pytest.mark.heavy
+
 REPO = "vllm-project/vllm"
 TOKEN = "ghp_" + "KbG1t" * 8
 

@@ -17,6 +17,9 @@ from gitrepo import GitRepoBuilder
 
 from prkb.store import Store
 
+# heavy: concurrent processes on one knowledge base: not in the fast tier
+pytestmark = pytest.mark.heavy
+
 BUSY = "the knowledge base is busy"
 
 

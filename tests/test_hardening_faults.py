@@ -25,6 +25,9 @@ from ghserver import FakeGitHub, fixture_repo
 from githistory import history_with_level_changes
 from gitrepo import GitRepoBuilder
 
+# heavy: faults injected into many real collections and builds: not in the fast tier
+pytestmark = pytest.mark.heavy
+
 KILLS = 20
 REPO = "vllm-project/vllm"
 TOKEN = "ghp_" + "K1llT3st" * 5

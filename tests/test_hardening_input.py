@@ -34,6 +34,9 @@ from prkb.profile import load_profile
 from prkb.records import normalize_record, record_ref
 from prkb.store import Store
 
+# heavy: thousands of generated inputs: not in the fast tier
+pytestmark = pytest.mark.heavy
+
 PROFILE = load_profile()
 HERE = Path(__file__).parent
 

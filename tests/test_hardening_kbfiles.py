@@ -18,6 +18,9 @@ import pytest
 
 from prkb.store import Store
 
+# heavy: damaged and read-only knowledge base files, a tmpfs: not in the fast tier
+pytestmark = pytest.mark.heavy
+
 DATA = Path(__file__).parent.parent / "data" / "snapshots"
 PAGE = 4096
 

@@ -31,6 +31,9 @@ from prkb.render.report import render_report
 from prkb.site.build import build_site
 from prkb.store import Store
 
+# heavy: thousands of hostile strings through every output: not in the fast tier
+pytestmark = pytest.mark.heavy
+
 PROFILE = load_profile()
 BASE = 91000
 WEEK = "2026-W21"

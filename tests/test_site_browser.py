@@ -33,7 +33,8 @@ from prkb.site.build import build_site
 from prkb.site.gather import builder_slug
 from prkb.store import Store
 
-pytestmark = pytest.mark.browser
+# heavy: real headless Chromium: not in the fast tier
+pytestmark = [pytest.mark.browser, pytest.mark.heavy]
 
 # builder pages are named by file and class (site.gather.builder_slug)
 SYNTH_PAGE = "builder/" + builder_slug("vllm/v1/attention/backends/rocm_synth.py",

@@ -29,6 +29,9 @@ from prkb.site.build import build_site
 from prkb.site.state import MANIFEST
 from prkb.store import Store
 
+# heavy: builds killed and finished in subprocesses: not in the fast tier
+pytestmark = pytest.mark.heavy
+
 PROFILE = load_profile(None)
 GRAPH_ROWS = site_pages.GRAPH_ROWS
 

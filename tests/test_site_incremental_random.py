@@ -26,6 +26,9 @@ from prkb.site.build import build_site
 from prkb.site.state import MODEL
 from prkb.store import Store
 
+# heavy: many random incremental site builds: not in the fast tier
+pytestmark = pytest.mark.heavy
+
 PROFILE = load_profile(None)
 LEVELS = ["NEVER", "UNIFORM_SINGLE_TOKEN_DECODE", "UNIFORM_BATCH", "ALWAYS"]
 CLASSES = ["SynthMetadataBuilder", "OtherSynthMetadataBuilder"]

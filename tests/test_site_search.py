@@ -20,6 +20,9 @@ from prkb.site import search as site_search
 from prkb.site.build import MANIFEST, build_site
 from prkb.store import Store
 
+# heavy: Pagefind indexes and real Chromium: not in the fast tier
+pytestmark = pytest.mark.heavy
+
 PROFILE = load_profile(None)
 
 needs_pagefind = pytest.mark.skipif(site_search.pagefind_binary() is None,
