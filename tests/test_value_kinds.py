@@ -118,6 +118,8 @@ def test_the_bundled_int_and_bool_profiles_end_to_end(
     got = [store.pr_facts(str(i))["symbol_changes"][0]["direction"]
            for i in range(1, len(values) + 1)]
     assert got == directions
+    md = render_report(store, "2", lang="en", fmt="md", profile=p)
+    assert "**Effective state**: not read: this profile's audit reads no builder" in md
     for lang in ("en", "zh"):
         for fmt in ("md", "txt", "html"):
             text = render_report(store, "2", lang=lang, fmt=fmt, profile=p)

@@ -406,6 +406,13 @@ def _scan_job(
     return found, warnings, scan.commits, sorted(watched)
 
 
+def _ignore_interrupt() -> None:
+    """In the scan's child process: Ctrl-C is the parent's to handle."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 class BackgroundScan:
     """:class:`DeclarationScan` over the files known to declare at the start, run in a child
     process (forked before this process opens any pipe to git), so that it uses the core the
@@ -423,7 +430,10 @@ class BackgroundScan:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 
-            self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
+            # the child leaves Ctrl-C to this process (which stops the run and the pool): it
+            # used to print a ForkProcess traceback of its own
+            self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"),
+                                             initializer=_ignore_interrupt)
             self._future = self._pool.submit(
                 _scan_job, str(git.path), profile, rng, sorted(self.paths)
             )

@@ -43,7 +43,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
     p = site.add_parser(
         "serve",
-        parents=[common],
+        # no --db, --profile or -q: serving a folder reads no knowledge base nor profile
         help="preview a built site on http://127.0.0.1:PORT/ (loopback only)",
         description=(
             "Serves a folder written by 'prkb site build' on 127.0.0.1 until interrupted. "

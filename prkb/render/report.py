@@ -423,7 +423,8 @@ def state_facts(facts: dict[str, Any], profile: Profile) -> dict[str, Any]:
     what it changed, or are left on a spelling it stopped reading)."""
     got = facts.get("state_changes")
     if got is None:  # from git without the audit, or from elsewhere: no clone was read
-        reason = "no-audit" if facts["source"] in ("git", "git+github") else "no-clone"
+        reason = ("no-builders" if not profile.audit.get("builder_bases")
+                  else "no-audit" if facts["source"] in ("git", "git+github") else "no-clone")
         return {"known": False, "reason": reason, "changes": [], "outside": 0, "framework": [],
                 "framework_files": []}
     paths = {f["path"] for f in facts["files"]}
