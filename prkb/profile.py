@@ -330,54 +330,77 @@ def key_text(path_parts: Any) -> str:
     return ".".join(parts).replace(".[", "[") or "(top level)"
 
 
-def validate_profile(raw: dict[str, Any], path: Path | str, *, schema: bool = True) -> None:
-    """Check a profile against ``data/profiles/profile.schema.json`` and the rules a schema
-    cannot say (levels named elsewhere are levels of ``levels.order``; the rule module
-    exists). Raises :class:`InputError` naming the file and the key of the first problem.
-    ``schema=False``: the schema check is left out (this very text passed it before)."""
+@dataclass(frozen=True)
+class ProfileProblem:
+    """One problem of a parsed profile: the key it is at (``path``, as :func:`key_text` names
+    it), the message, the key whose line shows it (``at``: an unknown key itself), and whether
+    the schema found it (else a rule beyond the schema)."""
+
+    path: tuple[str | int, ...]
+    message: str
+    at: tuple[str | int, ...]
+    schema: bool = False
+
+
+def profile_problems(raw: dict[str, Any], *, schema: bool = True) -> list[ProfileProblem]:
+    """Every problem of a parsed profile: the schema's (``data/profiles/profile.schema.json``,
+    by key), or, when it has none, each rule a schema cannot say that is broken (levels named
+    elsewhere are levels of ``levels.order``; a wording's placeholders; the rule module
+    exists). ``schema=False``: the schema check is left out (this very text passed it)."""
+    out: list[ProfileProblem] = []
     errors = [] if not schema else sorted(schema_validator().iter_errors(raw),
                                           key=lambda e: list(e.absolute_path))
-    if errors:
-        e = errors[0]
-        more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
+    for e in errors:
+        path = tuple(e.absolute_path)
         if e.validator == "additionalProperties":
             extra = sorted(set(e.instance) - set(e.schema.get("properties", {})))
-            msg = f"unknown key {', '.join(map(repr, extra))}"
+            out.append(ProfileProblem(path, f"unknown key {', '.join(map(repr, extra))}",
+                                      (*path, *extra[:1]), schema=True))
         else:
-            msg = e.message
-        raise InputError(f"profile {path}: {key_text(e.absolute_path)}: {msg}{more}")
+            out.append(ProfileProblem(path, e.message, path, schema=True))
+    if out:
+        return out
     lv = raw.get("levels", {})
     levels = list(lv.get("order", []))
-    named: list[tuple[str, Any]] = [("levels.default", lv.get("default"))]
-    named += [(f"levels.aliases.{k}", v) for k, v in lv.get("aliases", {}).items()]
-    named += [(f"audit.flag_levels[{i}]", v)
+    named: list[tuple[tuple[str | int, ...], Any]] = [(("levels", "default"), lv.get("default"))]
+    named += [(("levels", "aliases", k), v) for k, v in lv.get("aliases", {}).items()]
+    named += [(("audit", "flag_levels", i), v)
               for i, v in enumerate(raw.get("audit", {}).get("flag_levels", []))]
     for lang, meanings in lv.get("meaning", {}).items():
-        named += [(f"levels.meaning.{lang}.{k}", k) for k in meanings]
+        named += [(("levels", "meaning", lang, k), k) for k in meanings]
     for where, value in named:
         if value is not None and value not in levels:
-            raise InputError(
-                f"profile {path}: {where}: {value!r} is not one of levels.order "
-                f"({', '.join(levels)})"
-            )
+            out.append(ProfileProblem(where, f"{value!r} is not one of levels.order "
+                                             f"({', '.join(levels)})", where))
     for key, texts in raw.get("wording", {}).items():
         takes = WORDING_PLACEHOLDERS.get(key, frozenset())
         for lang, text in texts.items():
             for name in _PLACEHOLDER.findall(text):
                 if name not in takes:
                     allowed = ", ".join(f"{{{n}}}" for n in sorted(takes)) or "none"
-                    raise InputError(
-                        f"profile {path}: wording.{key}.{lang}: unknown placeholder "
-                        f"{{{name}}} (this key takes {allowed})"
-                    )
+                    where = ("wording", key, lang)
+                    out.append(ProfileProblem(where, f"unknown placeholder {{{name}}} (this "
+                                                     f"key takes {allowed})", where))
     rules = raw["profile"].get("rules", "")
     if rules and not (Path(__file__).parent / "analyze" / "rules" / f"{rules}.py").is_file():
         known = sorted(p.stem for p in (Path(__file__).parent / "analyze" / "rules").glob("*.py")
                        if not p.stem.startswith("_"))
-        raise InputError(
-            f"profile {path}: profile.rules: unknown rule module {rules!r} "
-            f"(known: {', '.join(known) or 'none'})"
-        )
+        where = ("profile", "rules")
+        out.append(ProfileProblem(where, f"unknown rule module {rules!r} "
+                                         f"(known: {', '.join(known) or 'none'})", where))
+    return out
+
+
+def validate_profile(raw: dict[str, Any], path: Path | str, *, schema: bool = True) -> None:
+    """Check a profile (:func:`profile_problems`). Raises :class:`InputError` naming the file
+    and the key of the first problem (with how many more the schema found).
+    ``schema=False``: the schema check is left out (this very text passed it before)."""
+    problems = profile_problems(raw, schema=schema)
+    if problems:
+        first = problems[0]
+        more = (f" (and {len(problems) - 1} more problems)"
+                if first.schema and len(problems) > 1 else "")
+        raise InputError(f"profile {path}: {key_text(first.path)}: {first.message}{more}")
 
 
 def build_profile(raw: dict[str, Any]) -> Profile:

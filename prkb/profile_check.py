@@ -17,9 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError
 from .gitobj import GitRepo
-from .profile import Profile, build_profile, key_text, schema_validator, validate_profile
+from .profile import Profile, build_profile, key_text, profile_problems
 
 
 @dataclass
@@ -88,17 +87,6 @@ def key_line(text: str, path: list[str | int]) -> int | None:
     return best[1] if best else None
 
 
-def _path_of(message: str) -> list[str | int]:
-    """The key path of a message of :func:`validate_profile` ("profile F: a.b[2].c: ...")."""
-    m = re.match(r"profile .*?: ([^:]+?): ", message)
-    if not m or m.group(1) == "(top level)":
-        return []
-    out: list[str | int] = []
-    for part in re.finditer(r"([^.\[\]]+)|\[(\d+)\]", m.group(1)):
-        out.append(int(part.group(2)) if part.group(2) else part.group(1))
-    return out
-
-
 def check_profile(path: str | Path) -> ProfileCheck:
     """Every problem of the profile file at ``path``, each with its line; the profile itself
     when there is none."""
@@ -116,24 +104,9 @@ def check_profile(path: str | Path) -> ProfileCheck:
         out.problems.append(Problem("(file)", int(line.group(1)) if line else None,
                                     f"invalid TOML: {e}"))
         return out
-    for err in sorted(schema_validator().iter_errors(raw), key=lambda x: list(x.absolute_path)):
-        parts: list[str | int] = list(err.absolute_path)
-        if err.validator == "additionalProperties":
-            extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
-            msg = f"unknown key {', '.join(map(repr, extra))}"
-            parts = [*parts, extra[0]] if extra else parts
-        else:
-            msg = err.message
-        out.problems.append(Problem(key_text(err.absolute_path), key_line(text, parts), msg))
+    out.problems = sorted((Problem(key_text(x.path), key_line(text, list(x.at)), x.message)
+                           for x in profile_problems(raw)), key=lambda x: (x.line or 0, x.key))
     if out.problems:
-        out.problems.sort(key=lambda x: (x.line or 0, x.key))
-        return out
-    try:
-        validate_profile(raw, p, schema=False)
-    except InputError as e:
-        where = _path_of(str(e))
-        out.problems.append(Problem(key_text(where), key_line(text, where),
-                                    str(e).split(": ", 2)[-1]))
         return out
     out.profile = build_profile(raw)
     return out

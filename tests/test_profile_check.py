@@ -52,6 +52,13 @@ def test_a_rule_beyond_the_schema_and_invalid_toml_have_lines_too(tmp_path: Path
     (p,) = check_profile(f).problems
     assert p.key == "levels.default" and "'SOMETIMES' is not one of levels.order" in p.message
     assert f.read_text().splitlines()[p.line - 1].strip().startswith("default = ")
+    # every rule beyond the schema that is broken, each at its own line (not only the first)
+    f.write_text(text.replace('default = "SINGLE_ONLY"', 'default = "SOMETIMES"')
+                 .replace('rules = ""', 'rules = "nosuchrule"'), encoding="utf-8")
+    got = [(x.key, x.line) for x in check_profile(f).problems]
+    lines = f.read_text().splitlines()
+    assert [k for k, _ in got] == ["profile.rules", "levels.default"]
+    assert all(lines[n - 1].lstrip().startswith(k.rsplit(".", 1)[-1]) for k, n in got)
     f.write_text("[profile]\nname = \n", encoding="utf-8")
     (p,) = check_profile(f).problems
     assert p.line == 2 and p.message.startswith("invalid TOML")
