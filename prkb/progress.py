@@ -76,11 +76,12 @@ def warn(msg: str, *, quiet: bool = False) -> None:
     print(f"warning: {safe_term(msg)}", file=sys.stderr, flush=True)
 
 
-_BIDI_CONTROLS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f"
+# bidi embeddings, overrides, isolates and marks: they reorder what a reader sees
+BIDI_CONTROLS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f"
 
 
 # what a terminal must not get raw: C0 controls but newline and tab, DEL, C1, bidi controls
-_CONTROLS = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI_CONTROLS}]")
+_CONTROLS = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{BIDI_CONTROLS}]")
 
 
 def _visible(m: re.Match[str]) -> str:
@@ -104,7 +105,7 @@ def json_term(text: str) -> str:
     return _JSON_CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
-_JSON_CONTROLS = re.compile(f"[\x7f-\x9f{_BIDI_CONTROLS}]")
+_JSON_CONTROLS = re.compile(f"[\x7f-\x9f{BIDI_CONTROLS}]")
 
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from .dates import parse_when, utc_stamp
 from .errors import InputError
+from .progress import BIDI_CONTROLS
 
 SOURCES = ("github", "git", "git+github", "curated")
 # a review comment's keys kept besides user, path, diff_hunk, body, created_at (GitHub's ids, so
@@ -113,9 +114,8 @@ def _list(v: Any, field: str) -> list[Any]:
     return v
 
 
-# C0 and C1 controls, and the bidi embeddings, overrides and isolates (U+202A..U+202E,
-# U+2066..U+2069) that reorder what a reader sees
-_TITLE_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# C0 and C1 controls, and the bidi controls a terminal must not get raw either
+_TITLE_CONTROLS = re.compile(f"[\x00-\x1f\x7f-\x9f{BIDI_CONTROLS}]")
 
 
 def one_line_title(text: str) -> str:

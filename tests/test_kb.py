@@ -357,7 +357,7 @@ def test_control_characters_are_stripped_from_titles_everywhere(tmp_path):
     """An ESC sequence, a right-to-left override and a newline in a PR title reach no output:
     the title is stored as one clean line, so the list, the report and the site's page title
     all show it so."""
-    hostile = "Fix \x1b[31mred\x1b[0m \u202eevil\u202c\nsecond line"
+    hostile = "Fix \x1b[31mred\x1b[0m \u202eevil\u200f\u202c\nsecond line"
     src = tmp_path / "r.jsonl"
     src.write_text(json.dumps(github_pr(901, title=hostile)) + "\n", encoding="utf-8")
     db = tmp_path / "kb.sqlite"
