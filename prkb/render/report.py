@@ -466,36 +466,28 @@ def _framework(facts: dict[str, Any], rows: list[dict[str, Any]], profile: Profi
     before, after = dict(reads.get("before") or {}), dict(reads.get("after") or {})
     known = bool(before) and bool(after)
     now = list(after)[-1] if after else None
-    tail = {"left": left,
-            "restored": [{"class": cls, "by": restored.get(cls)} for cls in left]}
     out: list[dict[str, Any]] = []
     for c in facts["symbol_changes"]:
         if c["class"].rsplit(".", 1)[-1] in roots and c.get("before_attr") \
                 and c["before_attr"] != c["attr"]:
             out.append({"kind": "base-spelling", "class": c["class"], "file": c["file"],
                         "old": c["before_attr"], "new": c["attr"],
-                        "read": ({"attr": now, "where": after[now]} if known and now else None),
-                        **({} if out else tail)})
+                        "read": ({"attr": now, "where": after[now]} if known and now else None)})
     if known and set(before) != set(after) and not any(
             o["read"] and o["read"]["attr"] == o["new"] for o in out):
         out.insert(0, {"kind": "read-spelling", "old": list(before)[-1], "new": now,
-                       "where": after[str(now)], **tail})
-        for o in out[1:]:
-            o.update(left=[], restored=[])
+                       "where": after[str(now)]})
     elif reads and not before and now is not None and not out:
         # the mechanism arrives: nothing read the symbol at the parent
-        out.append({"kind": "read-start", "new": now, "where": after[now], **tail})
+        out.append({"kind": "read-start", "new": now, "where": after[now]})
     # the enum's levels and the mechanism's files (profile [[framework]]) it changed
     mech = facts.get("framework") or {}
-    quiet = {"left": [], "restored": []} if out else tail
     levels = mech.get("levels") or {}
     was, now_lv = levels.get("before"), levels.get("after")
     if was is None and now_lv:
-        out.append({"kind": "enum-added", "enum": profile.enum, "names": now_lv, **quiet})
-        quiet = {"left": [], "restored": []}
+        out.append({"kind": "enum-added", "enum": profile.enum, "names": now_lv})
     elif was and now_lv is None:
-        out.append({"kind": "enum-removed", "enum": profile.enum, "names": was, **quiet})
-        quiet = {"left": [], "restored": []}
+        out.append({"kind": "enum-removed", "enum": profile.enum, "names": was})
     elif was and now_lv:
         gone = [x for x in was if x not in now_lv]
         new = [x for x in now_lv if x not in was]
@@ -508,16 +500,17 @@ def _framework(facts: dict[str, Any], rows: list[dict[str, Any]], profile: Profi
                             ("levels-added", new), ("levels-removed", gone)):
             if names:
                 out.append({"kind": kind, "enum": profile.enum, "names": names, "pairs":
-                            [list(p) for p in renamed] if kind == "levels-renamed" else [],
-                            **quiet})
-                quiet = {"left": [], "restored": []}
+                            [list(p) for p in renamed] if kind == "levels-renamed" else []})
     counts = {f["path"]: (f.get("additions"), f.get("deletions")) for f in facts["files"]}
     for path in mech.get("files") or []:
         if path in profile.framework:
             add, dele = counts.get(path, (None, None))
             out.append({"kind": "file", "file": path, "what": profile.framework[path],
-                        "additions": add, "deletions": dele, **quiet})
-            quiet = {"left": [], "restored": []}
+                        "additions": add, "deletions": dele})
+    # the builders left stale, and who restores each, are said once: with the first item
+    for i, o in enumerate(out):
+        o["left"] = left if i == 0 else []
+        o["restored"] = [{"class": cls, "by": restored.get(cls)} for cls in o["left"]]
     return out
 
 
