@@ -171,7 +171,7 @@ def _change_facts(row: dict[str, Any], profile: Profile) -> dict[str, Any]:
 class EffectiveChange:
     """A change of a builder's effective level (the code's state at the PR's parent and at
     its commit, ``analyze/state.py``): ``before``/``after`` are the sides as the report's
-    ``state_side`` macro takes them (``render.report.state_side``)."""
+    ``state_side`` macro takes them (``render.report.state_row``)."""
 
     class_name: str
     file: str
@@ -268,16 +268,16 @@ def _effective(dg: Digest, changes: list[dict[str, Any]] | None, it: PrItem,
                paths: set[str]) -> None:
     """The PR's changes of a builder's effective level (the profile's symbol), or the PR
     among those whose state was not read."""
-    from ..render.report import state_side
+    from ..render.report import state_row
 
     if changes is None:
         dg.effective_unknown.append(it)
         return
     for c in changes:
         if c.get("value") == dg.profile.display:
-            dg.effective.append(EffectiveChange(
-                str(c["class"]), str(c["file"]), state_side(c, "before"),
-                state_side(c, "after"), c["file"] not in paths, it))
+            row = state_row(c, paths)
+            dg.effective.append(EffectiveChange(str(row["class"]), str(row["file"]),
+                                                row["before"], row["after"], row["outside"], it))
 
 
 def gather(store: Store, period: Period, profile: Profile | None = None) -> Digest:

@@ -368,6 +368,15 @@ def state_side(c: dict[str, Any], side: str) -> dict[str, Any]:
             "raises": _raises(c.get(f"{side}_raises")), "reason": c.get(f"{side}_reason")}
 
 
+def state_row(c: dict[str, Any], paths: set[str]) -> dict[str, Any]:
+    """A stored state change as the report and the digest say it: both sides
+    (:func:`state_side`), and ``outside``: the builder's file is none of ``paths`` (the files
+    the change touched), it inherits what changed or is left on an unread spelling."""
+    return {"class": c["class"], "file": c["file"], "value": c["value"],
+            "previous_file": c.get("previous_file"), "before": state_side(c, "before"),
+            "after": state_side(c, "after"), "outside": c["file"] not in paths}
+
+
 def _raises(items: list[str] | None) -> list[list[str]]:
     """Where the ``__init__`` that sets a value raises first (``E when <test>``, as the state
     model keeps them) as [error, condition] pairs."""
@@ -428,12 +437,7 @@ def state_facts(facts: dict[str, Any], profile: Profile) -> dict[str, Any]:
         return {"known": False, "reason": reason, "changes": [], "outside": 0, "framework": [],
                 "framework_files": []}
     paths = {f["path"] for f in facts["files"]}
-    rows = [
-        {"class": c["class"], "file": c["file"], "value": c["value"],
-         "previous_file": c.get("previous_file"), "before": state_side(c, "before"),
-         "after": state_side(c, "after"), "outside": c["file"] not in paths}
-        for c in got
-    ]
+    rows = [state_row(c, paths) for c in got]
     rows.sort(key=lambda r: (r["value"] != profile.display, r["file"], r["class"], r["value"]))
     framework = _framework(facts, rows, profile)
     return {"known": True, "reason": None, "changes": rows,
