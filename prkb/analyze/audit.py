@@ -418,14 +418,14 @@ def scan_entries(repo: GitRepo, sha: str, profile: Profile) -> list[TreeEntry]:
 
 def _load_modules(
     repo: GitRepo,
-    sha: str,
     profile: Profile,
     cache: AuditCache,
     warn: Warn,
-    entries: list[TreeEntry] | None = None,
+    entries: list[TreeEntry],
 ) -> dict[str, ModuleFacts]:
+    """The facts of each module among ``entries`` (a revision's :func:`scan_entries`) that the
+    audit reads, parsed once per blob (``cache``)."""
     audit = profile.audit
-    scan = [str(p) for p in audit.get("scan_paths", [])] or None
     markers = [str(m) for m in audit.get("file_markers", [])]
     glob = profile.raw.get("profile", {}).get("python_glob", "*.py")
     extra = _extra_attrs(profile)
@@ -437,8 +437,6 @@ def _load_modules(
     byte_markers = [m.encode() for m in markers]
     words, keep, guarded = skim_words(profile)
     out: dict[str, ModuleFacts] = {}
-    if entries is None:
-        entries = repo.ls_tree(sha, scan)
     kinds = cache.paths
     for entry in entries:
         kind = kinds.get(entry.path)
@@ -586,7 +584,7 @@ def audit_revision(
     sha = rev if entries is not None else repo.resolve(rev)
     if entries is None:
         entries = scan_entries(repo, sha, profile)
-    modules = _load_modules(repo, sha, profile, cache, warn, entries)
+    modules = _load_modules(repo, profile, cache, warn, entries)
     reads = read_spellings(repo, entries, profile, cache, warn)
     key = hashlib.sha256(
         "\n".join([*(f"{p}\0{id(m)}" for p, m in sorted(modules.items())),
