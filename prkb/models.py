@@ -157,6 +157,8 @@ class KbSummary:
 
 
 SHORT_SHA = 12  # the characters of a commit's sha every output shows
+# the side of a declaration change where the class declares nothing (never Python's None)
+NOT_DECLARED = "(not declared)"
 
 
 def record_label(number: int | None, ref: str) -> str:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..glossary import risk_tag
-from ..models import Analysis, Finding, RiskTag, SymbolChange
+from ..models import NOT_DECLARED, Analysis, Finding, RiskTag, SymbolChange
 from ..profile import Platform, Profile
 
 PORTABLE = "portable"  # the profile platform code of code that runs on every platform
@@ -83,7 +83,7 @@ def risk_tags_for(
         or (c.direction == "added" and (profile.level_rank(c.after) or -1) > default)
     ]
     def moved(c: SymbolChange) -> str:  # a bool as its spelling and value: it is no level
-        before, after = ("(not declared)" if v is None else profile.value_text(v, c.attr)
+        before, after = (NOT_DECLARED if v is None else profile.value_text(v, c.attr)
                          for v in (c.before, c.after))
         return f"{c.class_name}: {before} -> {after}"
 

@@ -13,7 +13,7 @@ from typing import Any
 from ..atomic import write_atomic
 from ..errors import InputError
 from ..evidence import summary as evidence_summary
-from ..models import record_label
+from ..models import NOT_DECLARED, record_label
 from ..progress import bar, json_term, safe_term, text_table, warn
 from . import open_store, profile_of
 
@@ -221,7 +221,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 def _absent(value: str | None) -> str:
     """A declared value, or ``(not declared)`` where the class declares none (never ``None``,
     which reads as a Python value)."""
-    return "(not declared)" if value is None else value
+    return NOT_DECLARED if value is None else value
 
 
 def _side(value: str | None, source: str | None) -> str:
