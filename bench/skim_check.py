@@ -22,10 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from prkb.analyze.audit import _extra_attrs, _relevance_regex, skim_words
-from prkb.analyze.hierarchy import module_name, read_imports
+from prkb.analyze.audit import _relevance_regex, module_facts, skim_words
 from prkb.analyze.skim import skim
-from prkb.analyze.symbols import SourceError, parse_classes, parse_source
+from prkb.analyze.symbols import SourceError, parse_source
 from prkb.profile import load_profile
 
 
@@ -59,10 +58,6 @@ def main() -> int:
     glob = str(profile.raw["profile"].get("python_glob", "*.py"))
     relevant = _relevance_regex(profile)
     words, keep, guarded = skim_words(profile)
-    calls = tuple(str(c) for c in [audit.get("reorder_call")] if c)
-    thresholds = tuple(
-        str(a) for a in [audit.get("threshold_attr"), *audit.get("split_attrs", [])] if a)
-    extra = _extra_attrs(profile)
     found = blobs(args.repo, args.branch, scan, glob)
     items = sorted(found.items())[: args.limit or None]
     cat = subprocess.Popen(["git", "-C", args.repo, "cat-file", "--batch"],
@@ -99,14 +94,11 @@ def main() -> int:
         t_skim += t2 - t1 if lean is not text else t1 - t0
         n += 1
         skimmed += lean is not text
-        kw = dict(extra_attrs=extra, calls=calls, filename=path, threshold_attrs=thresholds)
-        a = parse_classes(text, profile, tree=full, **kw)  # type: ignore[arg-type]
-        b = parse_classes(text, profile, tree=tree, **kw)  # type: ignore[arg-type]
-        mod = module_name(path)
-        pkg = path.endswith("__init__.py")
-        if a != b or read_imports(text, mod, pkg, tree=full) != read_imports(text, mod, pkg,
-                                                                             tree=tree):
-            diff = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+        a = module_facts(text, path, profile, full)
+        b = module_facts(text, path, profile, tree)
+        if a != b:
+            diff = sorted(k for k in set(a.classes) | set(b.classes)
+                          if a.classes.get(k) != b.classes.get(k))
             bad.append(f"{path} @ {sha[:12]}: {', '.join(diff) or 'imports'}")
     cat.stdin.close()
     cat.wait()

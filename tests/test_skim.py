@@ -12,10 +12,9 @@ import textwrap
 
 import pytest
 
-from prkb.analyze.audit import _extra_attrs, parse_skimmed, skim_words
-from prkb.analyze.hierarchy import read_imports
+from prkb.analyze.audit import module_facts, parse_skimmed, skim_words
 from prkb.analyze.skim import skim
-from prkb.analyze.symbols import SourceError, parse_classes
+from prkb.analyze.symbols import SourceError
 from prkb.profile import load_profile
 
 PROFILE = load_profile(None)
@@ -123,14 +122,9 @@ BACKEND = textwrap.dedent('''
 ''')
 
 
-def facts(source: str, tree: ast.Module) -> tuple[object, object]:
-    audit = PROFILE.audit
-    calls = tuple(str(c) for c in [audit.get("reorder_call")] if c)
-    thresholds = tuple(str(a) for a in [audit.get("threshold_attr"),
-                                        *audit.get("split_attrs", [])] if a)
-    classes = parse_classes(source, PROFILE, extra_attrs=_extra_attrs(PROFILE), calls=calls,
-                            tree=tree, threshold_attrs=thresholds)
-    return classes, read_imports(source, "vllm.x", False, tree=tree)
+def facts(source: str, tree: ast.Module) -> object:
+    """What the audit reads of the module (its classes and imports)."""
+    return module_facts(source, "vllm/x.py", PROFILE, tree)
 
 
 def test_skim_keeps_lines_and_blanks_unread_bodies() -> None:

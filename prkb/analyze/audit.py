@@ -377,6 +377,27 @@ def _relevance_regex(profile: Profile) -> re.Pattern[str] | None:
 _SKIM: dict[int, tuple[set[str], set[str], dict[str, set[str]]]] = {}
 
 
+def rule_names(profile: Profile) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """The names the audit reads besides the family: class-body attributes
+    (:func:`_extra_attrs`), the threshold helper call, and the threshold attributes set in
+    ``__init__``."""
+    audit = profile.audit
+    calls = tuple(str(c) for c in [audit.get("reorder_call")] if c)
+    thresholds = tuple(
+        str(a) for a in [audit.get("threshold_attr"), *audit.get("split_attrs", [])] if a)
+    return _extra_attrs(profile), calls, thresholds
+
+
+def module_facts(text: str, path: str, profile: Profile, tree: ast.Module) -> ModuleFacts:
+    """What the audit reads of one module: its classes (with :func:`rule_names`) and its
+    imports, from ``tree``, ``text`` parsed (whole or skimmed). Raises :class:`SourceError`."""
+    extra, calls, thresholds = rule_names(profile)
+    classes = parse_classes(text, profile, extra_attrs=extra, calls=calls, filename=path,
+                            tree=tree, threshold_attrs=thresholds)
+    return ModuleFacts(
+        classes, read_imports(text, module_name(path), path.endswith("__init__.py"), tree=tree))
+
+
 def skim_words(profile: Profile) -> tuple[set[str], set[str], dict[str, set[str]]]:
     """What :func:`skim.skim` must keep for the audit (the arguments after the source): a
     method's body is read only for the threshold helper calls, an ``__init__``'s also for
@@ -386,13 +407,11 @@ def skim_words(profile: Profile) -> tuple[set[str], set[str], dict[str, set[str]
     key = id(profile)
     if key not in _SKIM:
         audit = profile.audit
-        calls = {str(c) for c in [audit.get("reorder_call")] if c}
-        attrs = {str(a) for a in [audit.get("threshold_attr"), *audit.get("split_attrs", [])]
-                 if a}
+        _, calls, attrs = rule_names(profile)
         keep = {*profile.methods,
                 str(audit.get("backend_builder_method", "get_builder_cls")),
                 str(audit.get("backend_name_method", "get_name"))}
-        _SKIM[key] = (calls, keep, {"__init__": {*attrs, "__init__"}})
+        _SKIM[key] = (set(calls), keep, {"__init__": {*attrs, "__init__"}})
     return _SKIM[key]
 
 
@@ -428,11 +447,6 @@ def _load_modules(
     audit = profile.audit
     markers = [str(m) for m in audit.get("file_markers", [])]
     glob = profile.raw.get("profile", {}).get("python_glob", "*.py")
-    extra = _extra_attrs(profile)
-    calls = tuple(str(c) for c in [audit.get("reorder_call")] if c)
-    thresholds = tuple(
-        str(a) for a in [audit.get("threshold_attr"), *audit.get("split_attrs", [])] if a
-    )
     relevant = _relevance_regex(profile)
     byte_markers = [m.encode() for m in markers]
     words, keep, guarded = skim_words(profile)
@@ -469,9 +483,8 @@ def _load_modules(
             cache.facts[key] = None
             continue
         try:
-            tree = parse_skimmed(text, entry.path, words, keep, guarded)
-            classes = parse_classes(text, profile, extra_attrs=extra, calls=calls,
-                                    filename=entry.path, tree=tree, threshold_attrs=thresholds)
+            mf = module_facts(text, entry.path, profile,
+                              parse_skimmed(text, entry.path, words, keep, guarded))
         except SourceError as e:
             msg = f"{entry.path}: {e}; skipped"
             if msg not in cache.warned:
@@ -480,10 +493,6 @@ def _load_modules(
             cache.facts[key] = None
             continue
         cache.parsed += 1
-        mod = module_name(entry.path)
-        mf = ModuleFacts(
-            classes, read_imports(text, mod, entry.path.endswith("__init__.py"), tree=tree)
-        )
         cache.facts[key] = mf
         out[entry.path] = mf
     return out
