@@ -130,6 +130,8 @@ def symbol_changes_for(
         path = f["filename"]
         if not path.endswith(".py"):
             continue
+        # a renamed file: a class the PR removed from it lived at its previous path
+        old_path = f.get("previous_filename") if f.get("status") == "renamed" else None
         if path in contents:
             before_src, after_src = contents[path]
             try:
@@ -138,11 +140,11 @@ def symbol_changes_for(
             except SourceError as e:
                 notes.append(f"{path}: {e}; read from the patch instead")
             else:
-                changes.extend(diff_declarations(path, before, after, profile))
+                changes.extend(diff_declarations(path, before, after, profile, old_path))
                 continue
         patch = f.get("patch")
         if patch:
-            changes.extend(changes_from_patch(path, patch, profile))
+            changes.extend(changes_from_patch(path, patch, profile, old_path))
     return changes, findings, notes
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
@@ -126,17 +126,26 @@ def _parse_value(raw: str, profile: Profile) -> str:
         return " ".join(raw.split())
 
 
-def changes_from_patch(path: str, patch: str, profile: Profile) -> list[SymbolChange]:
+def changes_from_patch(
+    path: str, patch: str, profile: Profile, old_path: str | None = None
+) -> list[SymbolChange]:
     """Declaration changes that the patch shows, per class; best effort, never raises."""
-    return read_patch(path, patch, profile)[0]
+    return read_patch(path, patch, profile, old_path)[0]
 
 
-def read_patch(path: str, patch: str, profile: Profile) -> tuple[list[SymbolChange], bool]:
+def read_patch(
+    path: str, patch: str, profile: Profile, old_path: str | None = None
+) -> tuple[list[SymbolChange], bool]:
     """:func:`changes_from_patch`, and whether the patch leaves a changed line unexplained: a
     line that :meth:`Profile.matches_line` accepts (comments aside) but that is not part of a
     declaration read whole from its hunk or of a watched method's definition (a continuation
     line whose declaration starts above the hunk, a value the hunk cuts off, a line in an
-    override's body, a class the hunk does not name). Then only whole files can tell."""
+    override's body, a class the hunk does not name). Then only whole files can tell.
+
+    ``old_path``: the file's previous path when the change renamed it (as
+    :func:`~prkb.analyze.symbols.diff_declarations` takes it): a class whose ``class`` line
+    the patch removes and does not add again is filed there; a change of a class that stays
+    names it as ``before_file``."""
     alts = "|".join(re.escape(s) for s in sorted(profile.family, key=len, reverse=True))
     decl = re.compile(rf"^\s+({alts})\s*(?::[^=]+)?=(?!=)")
     mdef = set(profile.methods)
@@ -216,6 +225,13 @@ def read_patch(path: str, patch: str, profile: Profile) -> tuple[list[SymbolChan
         out.append(SymbolChange(path, cls, meth, None, "overridden", "dynamic-added"))
     for cls, meth in sorted(meth_b - meth_a):
         out.append(SymbolChange(path, cls, meth, "overridden", None, "dynamic-removed"))
+    if old_path is not None and old_path != path:
+        heads = {(pl.kind, pl.cls) for pl in lines if pl.kind != " " and _CLASS_RE.match(pl.text)}
+        removed = {c for k, c in heads if k == "-"} - {c for k, c in heads if k == "+"}
+        added = {c for k, c in heads if k == "+"} - {c for k, c in heads if k == "-"}
+        out = [replace(c, file=old_path) if c.class_name in removed
+               else c if c.class_name in added else replace(c, before_file=old_path)
+               for c in out]
     return out, unexplained
 
 

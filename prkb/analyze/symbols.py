@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import bisect
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..models import SymbolChange
 from ..profile import Profile
@@ -789,8 +789,20 @@ def diff_declarations(
     before: dict[str, ClassFacts] | None,
     after: dict[str, ClassFacts] | None,
     profile: Profile,
+    old_path: str | None = None,
 ) -> list[SymbolChange]:
-    """One entry per (class, attribute) whose value differs; renames folded into one entry."""
+    """One entry per (class, attribute) whose value differs; renames folded into one entry.
+
+    ``old_path``: the file's path on the ``before`` side when the change renamed it. A class
+    only on that side is filed there (where it lived; it never was at ``path``); a change of
+    a class on both sides, which went along with its file, is filed at ``path`` and names
+    ``old_path`` as its ``before_file``."""
+    if old_path is not None and old_path != path:
+        return [
+            replace(c, file=old_path) if c.class_name not in (after or {})
+            else replace(c, before_file=old_path) if c.class_name in (before or {}) else c
+            for c in diff_declarations(path, before, after, profile)
+        ]
     before = before or {}
     after = after or {}
     family = profile.family

@@ -277,7 +277,8 @@ def declaration_changes(
         after = _classes(repo, fc.new_blob, path, profile, warn)
         if (fc.old_blob and before is None) or (fc.new_blob and after is None):
             continue  # one side unreadable: no change can be told
-        raw.extend(diff_declarations(path, before, after, profile))
+        raw.extend(diff_declarations(path, before, after, profile,
+                                     old_path=fc.old_path if fc.status == "R" else None))
         if fc.status == "R" and fc.old_path:
             raw.extend(c for c in moved_declarations(fc.old_path, path, before, after, profile)
                        if c.file != c.before_file)

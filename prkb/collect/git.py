@@ -1133,7 +1133,10 @@ def _mine_commit(
         if (rc.path in matched or (rc.old_path or "") in matched)
         and not (rc.old_sha == NULL_SHA and rc.new_sha == NULL_SHA)
     ]
-    patches = git.file_patch(parent, sha, watched) if watched else {}
+    # a renamed file's old name too: git pairs the two only when both are asked for (else the
+    # patch is the whole file added, with no removed line to blame)
+    olds = [rc.old_path for rc in raw if rc.path in watched and rc.status == "R" and rc.old_path]
+    patches = git.file_patch(parent, sha, [*watched, *olds]) if watched else {}
     # per watched file: the parent's declaration lines, and whether it changed beyond format
     spans_before: dict[str, tuple[set[int], set[int]]] = {}
     semantic: set[str] = set()
@@ -1160,7 +1163,11 @@ def _mine_commit(
                 continue
             before = bsrc.classes if bsrc is not None else None
             after = asrc.classes if asrc is not None else None
-            found = diff_declarations(rc.path, before, after, profile) if (before or after) else []
+            # a class the commit removed from a renamed file lived at its old path
+            found = diff_declarations(
+                rc.path, before, after, profile,
+                old_path=rc.old_path if rc.status == "R" else None,
+            ) if (before or after) else []
             if rc.status == "R" and rc.old_path:
                 found += moved_declarations(rc.old_path, rc.path, before, after, profile)
         changes.extend(found)

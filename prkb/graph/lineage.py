@@ -147,11 +147,11 @@ def declaration_events(
 def _chains(events: list[DeclEvent]) -> dict[tuple[str, str, str], list[DeclEvent]]:
     """The events of each declaration, oldest first: a builder is its file and class (a V0
     and a V1 class of one name are two chains); a class moved to another file (``moved``,
-    from ``before_file``) takes its chain along."""
+    from ``before_file``, or changed on its way with a renamed file) takes its chain along."""
     chains: dict[tuple[str, str, str], list[DeclEvent]] = {}
     for e in events:
         key = (e.file, e.class_name, e.attr_key)
-        if e.direction == "moved" and e.before_file and key not in chains:
+        if e.before_file and e.before_file != e.file and key not in chains:
             old = chains.pop((e.before_file, e.class_name, e.attr_key), None)
             if old is not None:
                 chains[key] = old

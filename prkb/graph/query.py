@@ -215,8 +215,9 @@ def class_timeline(store: Store, profile: Profile, class_name: str) -> dict[str,
         item = e.to_json()
         item["merged"] = e.merged
         if e.merged and e.attr_key == FAMILY:
-            if e.direction == "moved" and e.before_file:
-                declared.pop(e.before_file, None)  # the class left that file
+            if e.before_file and e.before_file != e.file:
+                # the class left that file (moved, or changed on its way with a renamed file)
+                declared.pop(e.before_file, None)
             declared[e.file] = e.after
         item["declared_after"] = declared.get(e.file) if e.merged else None
         lv = by_reading.get((e.merge_commit_sha or "", e.file))

@@ -436,7 +436,9 @@ def state_facts(facts: dict[str, Any], profile: Profile) -> dict[str, Any]:
                   else "no-audit" if facts["source"] in ("git", "git+github") else "no-clone")
         return {"known": False, "reason": reason, "changes": [], "outside": 0, "framework": [],
                 "framework_files": []}
-    paths = {f["path"] for f in facts["files"]}
+    # a renamed file's previous path is a file the PR changed too (a class removed with the
+    # rename is filed there)
+    paths = {p for f in facts["files"] for p in (f["path"], f.get("previous_path")) if p}
     rows = [state_row(c, paths) for c in got]
     rows.sort(key=lambda r: (r["value"] != profile.display, r["file"], r["class"], r["value"]))
     framework = _framework(facts, rows, profile)

@@ -118,9 +118,10 @@ class ReportQueries(StoreBase):
         return got if isinstance(got, list) else None
 
     def paths_of(self, pr_id: int) -> set[str]:
-        """The paths of the files the PR row ``pr_id`` changed."""
-        return {r[0] for r in self.conn.execute("SELECT path FROM files WHERE pr_id=?",
-                                                (pr_id,))}
+        """The paths of the files the PR row ``pr_id`` changed (a renamed file's previous
+        path too)."""
+        return {p for r in self.conn.execute(
+            "SELECT path, previous_path FROM files WHERE pr_id=?", (pr_id,)) for p in r if p}
 
     def findings_of(self, pr_id: int) -> list[dict[str, Any]]:
         """The stored audit findings of the PR row ``pr_id``, in order: dicts with the
