@@ -57,6 +57,28 @@ def last_pr_for(
     return None
 
 
+def source_text(got: dict[str, Any]) -> str:
+    """Where a builder's value in force comes from, as the matrix's comment says it (the state
+    model's reading, :mod:`prkb.analyze.state`): nothing for the class's own declaration."""
+    source = str(got.get("source") or "")
+    kind, _, origin = source.partition(":")
+    via = got.get("via")
+    call = f", with {via}" if via and via != "__init__" else ""
+    if kind == "init":
+        return f"set in its __init__{call}"
+    if kind == "inherited" and via:
+        return f"set by the __init__ of {origin}{call}"
+    if kind == "inherited":
+        return f"inherited from {origin}"
+    if kind == "default":
+        return "the base's default"
+    if kind == "absent":
+        return "not set"
+    if kind == "stale":
+        return f"stale: declares {', '.join(got.get('stale') or [])}, which the code does not read"
+    return ""
+
+
 def matrix_rows(
     result: AuditResult,
     profile: Profile,
@@ -71,6 +93,10 @@ def matrix_rows(
         got = (b.values or {}).get(profile.display) or {}
         if got.get("source") == "unknown":  # the state model cannot tell (analyze/state.py)
             comments.append(f"unknown: {got.get('reason') or '?'}")
+        elif got:
+            said = source_text(got)
+            if said:
+                comments.append(said)
         elif b.declared is None:
             comments.append(
                 f"inherited from {b.declared_in}" if b.declared_in else "profile default"
@@ -142,9 +168,16 @@ def _code(text: str | None) -> str:
 def to_markdown(rows: list[dict[str, Any]], profile: Profile, rev: str = "") -> str:
     """The matrix rows as a Markdown table."""
     level_header = profile.display.lstrip("_")
+    # the documentation table's own first column when the profile has one; the columns of
+    # the dynamic-support methods and of spec-decode readiness only where the profile has them
+    dynamic = bool(profile.methods)
+    spec = any(r["spec_ready"] is not None for r in rows) or (
+        bool(profile.rules) and not rows)
     head = [
-        "Attention Backend", level_header, "Comments",
-        "Builder", "File", "Declared", "Dynamic", "Spec decode", "Last PR",
+        "Attention Backend" if profile.docs.get("table_doc") else "Backend", level_header,
+        "Comments", "Builder" if profile.audit.get("builder_bases") else "Class", "File",
+        "Declared",
+        *(["Dynamic"] if dynamic else []), *(["Spec decode"] if spec else []), "Last PR",
     ]
     out = []
     if rev:
@@ -167,8 +200,8 @@ def to_markdown(rows: list[dict[str, Any]], profile: Profile, rev: str = "") -> 
                 _cell(r["backend"]), level, _cell(r["comments"]), _code(r["class"]),
                 _cell(r["file"]),
                 _code(r["declared"] and profile.value_text(r["declared"], r.get("declared_attr")))
-                or "(inherited)", dyn,
-                spec_label(r["spec_ready"]), _cell(r["last_pr"]),
+                or "(inherited)", *([dyn] if dynamic else []),
+                *([spec_label(r["spec_ready"])] if spec else []), _cell(r["last_pr"]),
             ]) + " |"
         )
     return "\n".join(out) + "\n"

@@ -20,6 +20,16 @@ SCHEMA = "profile.schema.json"  # beside the profiles, in data/profiles/
 #: The keys of ``[wording]`` (as ``profile.schema.json`` lists them; a test holds them equal).
 WORDING_KEYS = ("feed", "digest_feed", "level", "raise_gain", "raise_risk", "lower_gain",
                 "lower_cost", "lowered_test", "raised_test", "core_tag")
+#: What the code takes for an ``[audit]`` key a profile leaves out: :attr:`Profile.audit` holds
+#: them filled in, so every reader sees one value (the schema's ``default`` of each key says the
+#: same; ``tests/test_profile_schema_docs.py`` holds them equal).
+AUDIT_DEFAULTS: dict[str, Any] = {
+    "reorder_flag_position": 1,
+    "reorder_threshold_default": 1,
+    "reorder_flag_default": False,
+    "backend_builder_method": "get_builder_cls",
+    "backend_name_method": "get_name",
+}
 #: The placeholders each ``[wording]`` text may hold (README, "Profiles"); a template replaces
 #: them with the class and levels of the change it words. Keys not named here take none.
 WORDING_PLACEHOLDERS: dict[str, frozenset[str]] = {
@@ -65,6 +75,7 @@ class Profile:
     platforms: tuple[Platform, ...]
     title_tags: dict[str, tuple[str, ...]]
     features: dict[str, tuple[str, ...]]
+    #: ``[audit]``, with :data:`AUDIT_DEFAULTS` for the keys it leaves out
     audit: dict[str, Any]
     docs: dict[str, Any]
     #: ``[wording]``: key -> {"en": ..., "zh": ...}, the profile's domain words
@@ -74,6 +85,20 @@ class Profile:
     #: ``symbol.kind``: what the tracked value is (``enum``: ordered levels; ``int``, ``bool``,
     #: ``str``, ``expr``: kept as written): which directions a change of it has
     kind: str = "enum"
+    #: ``profile.python_glob``: which files are Python sources (a glob on the file's name)
+    python_glob: str = "*.py"
+    #: ``symbol.set_in``: whether an assignment (``=``, ``op=``) to ``self.<spelling>`` in a
+    #: class's ``__init__`` sets the value too (``"init"``), besides the class body
+    init_sets: bool = False
+    #: ``[[symbol.setters]]``: helper calls that set the value: call name -> the argument that
+    #: carries it (a position, or a keyword's name)
+    setters: dict[str, int | str] = field(default_factory=dict)
+
+    @property
+    def set_names(self) -> tuple[str, ...]:
+        """The names a setting of the value outside the class body is found by: the family
+        (when ``__init__`` assignments count) and the setter calls."""
+        return (*(self.family if self.init_sets else ()), *self.setters)
 
     def kind_of(self, attr: str | None) -> str:
         """The kind of a value of spelling ``attr`` (a bool spelling of an enum profile is a
@@ -102,9 +127,10 @@ class Profile:
         """The POSIX extended regex given to ``git log -G`` (whole identifiers).
 
         Family spellings, the dynamic-support methods, and the profile's value markers (so a
-        value changed on a continuation line of a declaration is found too).
+        value changed on a continuation line of a declaration is found too), and the setter
+        calls (``symbol.setters``).
         """
-        names = (*self.family, *self.methods)
+        names = (*self.family, *self.methods, *self.setters)
         alts = "|".join([*sorted(names, key=len, reverse=True), *self.value_markers])
         return rf"(^|[^A-Za-z0-9_])({alts})([^A-Za-z0-9_]|$)"
 
@@ -118,6 +144,11 @@ class Profile:
         if self.methods:
             meth = "|".join(re.escape(s) for s in self.methods)
             alts.append(f"def{blank}+({meth}){blank}*\\(")
+        if self.init_sets:  # self.<spelling> = / += ... (in __init__)
+            alts.append(f"self\\.({fam}){blank}*[-+*/|&]?=[^=]")
+        if self.setters:
+            calls = "|".join(re.escape(s) for s in self.setters)
+            alts.append(f"[^A-Za-z0-9_]({calls}){blank}*\\(")
         return "|".join(alts)
 
     @cached_property
@@ -444,11 +475,14 @@ def build_profile(raw: dict[str, Any]) -> Profile:
         ),
         title_tags={k: _tuple(v) for k, v in raw.get("title_tags", {}).items()},
         features={k: _tuple(v) for k, v in raw.get("features", {}).items()},
-        audit=dict(raw.get("audit", {})),
+        audit={**AUDIT_DEFAULTS, **raw.get("audit", {})},
         docs=dict(raw.get("docs", {})),
         wording={k: dict(v) for k, v in raw.get("wording", {}).items()},
         framework={str(f["path"]): {"en": str(f["en"]), "zh": str(f["zh"])}
                    for f in raw.get("framework", [])},
         kind=str(sym.get("kind", "enum")),
+        python_glob=str(meta.get("python_glob", "*.py")),
+        init_sets="init" in sym.get("set_in", ["class"]),
+        setters={str(x["call"]): x.get("arg", 0) for x in sym.get("setters", [])},
         raw=raw,
     )

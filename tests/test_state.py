@@ -593,6 +593,7 @@ def test_a_threshold_read_through_self_and_a_private_threshold(tmp_path):
         "value": "_init_reorder_batch_threshold(512, spec)",
         "source": "inherited:CommonMLAMetadataBuilder",
         "origin_file": common,
+        "via": "__init__",  # its base's __init__ sets it, not a class attribute
     }
     assert got["CommonMLAMetadataBuilder"]["reorder_batch_threshold"]["value"] == (
         "_init_reorder_batch_threshold(1, spec)"

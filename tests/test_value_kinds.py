@@ -110,16 +110,21 @@ def test_the_bundled_int_and_bool_profiles_end_to_end(
     p = load_profile(name)
     attr = p.family[0]
     r = GitRepoBuilder.init(tmp_path / "src")
+    base = p.audit["builder_bases"][0]  # the class whose subclasses hold the value
     for i, v in enumerate(values, 1):
         typ = "int" if p.kind == "int" else "bool"
-        r.commit({path: f"class XThing:\n    {attr}: {typ} = {v}\n"}, f"Set it to {v} (#{i})")
+        r.commit({path: f"class {base}:\n    pass\n\n\nclass XThing({base}):\n"
+                        f"    {attr}: {typ} = {v}\n"}, f"Set it to {v} (#{i})")
     store = Store(tmp_path / "kb.sqlite")
     collect_git(store, str(r.path), p, quiet=True, warn=lambda m: None)
     got = [store.pr_facts(str(i))["symbol_changes"][0]["direction"]
            for i in range(1, len(values) + 1)]
     assert got == directions
     md = render_report(store, "2", lang="en", fmt="md", profile=p)
-    assert "**Effective state**: not read: this profile's audit reads no builder" in md
+    # no builder bases: the classes that set the value are read, with their hierarchy
+    before, after = values[0], values[1]
+    assert (f"- `XThing` in `{path}`, `{attr}`: `{before}` (declared in the class) → "
+            f"`{after}` (declared in the class)") in md
     for lang in ("en", "zh"):
         for fmt in ("md", "txt", "html"):
             text = render_report(store, "2", lang=lang, fmt=fmt, profile=p)

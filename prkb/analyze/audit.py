@@ -33,6 +33,7 @@ from . import state
 from .hierarchy import ClassRef, Hierarchy, ModuleFacts, module_name, read_imports
 from .skim import skim
 from .symbols import (
+    ClassFacts,
     SourceError,
     SupportReturn,
     negate,
@@ -334,7 +335,25 @@ def _rule_module(profile: Profile) -> ModuleType | None:
         raise InputError(f"profile {profile.name}: unknown rule module {profile.rules!r}") from e
 
 
-_RELEVANCE: dict[int, re.Pattern[str] | None] = {}
+# memos by profile: ``id(profile)`` -> (the profile itself, so an id reused by a later
+# profile never hits, and what was computed for it)
+_RELEVANCE: dict[int, tuple[Profile, re.Pattern[str] | None]] = {}
+
+
+def roots_of(profile: Profile) -> set[str]:
+    """The root builder bases (``audit.builder_bases``); none: every class that sets the value
+    or inherits it from a scanned class is read as a holder of it (:func:`compute_builders`)."""
+    return {str(r) for r in profile.audit.get("builder_bases", [])}
+
+
+def file_markers(profile: Profile) -> list[str]:
+    """The texts one of which a file must hold to be read: ``audit.file_markers``; for a
+    profile without builder bases and markers, the family and the setter calls (a file that
+    names none of them holds no class that sets the value)."""
+    markers = [str(m) for m in profile.audit.get("file_markers", [])]
+    if not markers and not roots_of(profile):
+        markers = list(dict.fromkeys([*profile.family, *profile.setters]))
+    return markers
 
 
 def _extra_attrs(profile: Profile) -> tuple[str, ...]:
@@ -354,12 +373,12 @@ def _relevance_regex(profile: Profile) -> re.Pattern[str] | None:
     (``class Foo(Bar): pass``) in a file without other markers is not read.
     """
     key = id(profile)
-    if key in _RELEVANCE:
-        return _RELEVANCE[key]
+    if key in _RELEVANCE and _RELEVANCE[key][0] is profile:
+        return _RELEVANCE[key][1]
     audit = profile.audit
     markers = [str(m) for m in audit.get("file_markers", [])]
-    if not markers:
-        _RELEVANCE[key] = None
+    if not markers:  # (a profile without builder bases: its markers alone choose the files)
+        _RELEVANCE[key] = (profile, None)
         return None
     attrs = [*profile.family, *_extra_attrs(profile)]
     builder_m = str(audit.get("backend_builder_method", "get_builder_cls"))
@@ -370,11 +389,11 @@ def _relevance_regex(profile: Profile) -> re.Pattern[str] | None:
         parts.append(rf"^[ \t]+(?:{attr_alt})[ \t]*[:=]")
     parts.append(rf"def[ \t]+{re.escape(builder_m)}\b")
     pat = re.compile("|".join(f"(?:{p})" for p in parts), re.MULTILINE)
-    _RELEVANCE[key] = pat
+    _RELEVANCE[key] = (profile, pat)
     return pat
 
 
-_SKIM: dict[int, tuple[set[str], set[str], dict[str, set[str]]]] = {}
+_SKIM: dict[int, tuple[Profile, tuple[set[str], set[str], dict[str, set[str]]]]] = {}
 
 
 def rule_names(profile: Profile) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
@@ -382,9 +401,11 @@ def rule_names(profile: Profile) -> tuple[tuple[str, ...], tuple[str, ...], tupl
     (:func:`_extra_attrs`), the threshold helper call, and the threshold attributes set in
     ``__init__``."""
     audit = profile.audit
-    calls = tuple(str(c) for c in [audit.get("reorder_call")] if c)
-    thresholds = tuple(
-        str(a) for a in [audit.get("threshold_attr"), *audit.get("split_attrs", [])] if a)
+    calls = tuple(dict.fromkeys(
+        [*(str(c) for c in [audit.get("reorder_call")] if c), *profile.setters]))
+    thresholds = tuple(dict.fromkeys(
+        [*(str(a) for a in [audit.get("threshold_attr"), *audit.get("split_attrs", [])] if a),
+         *(profile.family if profile.init_sets else ())]))
     return _extra_attrs(profile), calls, thresholds
 
 
@@ -405,14 +426,14 @@ def skim_words(profile: Profile) -> tuple[set[str], set[str], dict[str, set[str]
     the backend's name and builder methods whole. ``bench/skim_check.py`` checks on a real
     history that the facts read are the same as from the full source."""
     key = id(profile)
-    if key not in _SKIM:
+    if key not in _SKIM or _SKIM[key][0] is not profile:
         audit = profile.audit
         _, calls, attrs = rule_names(profile)
         keep = {*profile.methods,
                 str(audit.get("backend_builder_method", "get_builder_cls")),
                 str(audit.get("backend_name_method", "get_name"))}
-        _SKIM[key] = (set(calls), keep, {"__init__": {*attrs, "__init__"}})
-    return _SKIM[key]
+        _SKIM[key] = (profile, (set(calls), keep, {"__init__": {*attrs, "__init__"}}))
+    return _SKIM[key][1]
 
 
 def parse_skimmed(
@@ -444,8 +465,7 @@ def _load_modules(
 ) -> dict[str, ModuleFacts]:
     """The facts of each module among ``entries`` (a revision's :func:`scan_entries`) that the
     audit reads, parsed once per blob (``cache``)."""
-    audit = profile.audit
-    markers = [str(m) for m in audit.get("file_markers", [])]
+    markers = file_markers(profile)
     glob = profile.raw.get("profile", {}).get("python_glob", "*.py")
     relevant = _relevance_regex(profile)
     byte_markers = [m.encode() for m in markers]
@@ -671,7 +691,7 @@ def compute_builders(
     code reads at this revision (:func:`read_spellings`); without them, the one the root
     builder base declares is taken as read."""
     audit = profile.audit
-    roots = set(audit.get("builder_bases", []))
+    roots = roots_of(profile)
     mla_roots = set(audit.get("mla_bases", []))
     family = list(profile.family)
     methods = set(profile.methods)
@@ -683,8 +703,11 @@ def compute_builders(
         if "<locals>" in ref.qual:
             continue
         mro = hier.mro(ref)
-        if ref.name in roots or not any(c.name in roots for c in mro[1:]):
-            continue
+        if roots:
+            if ref.name in roots or not any(c.name in roots for c in mro[1:]):
+                continue
+        elif not any(_sets_value(hier.facts(c), profile) for c in mro):
+            continue  # without builder bases: a class that sets the value or inherits it
         facts = hier.facts(ref)
         assert facts is not None
         # links below the root builder base: the builder and its builder ancestors
@@ -783,6 +806,14 @@ def compute_builders(
             declared_spelled=declared_spelled,
         )
         info.values = _tracked(hier, ref, mro, info, profile, roots)
+        got = info.values[profile.display]
+        if got.get("source", "").startswith((state.INIT, state.INHERITED)) and \
+                got.get("value") is not None and decided_by is None and (
+                    profile.init_sets or profile.setters):
+            # an ``__init__`` (or a setter call) sets what the instance holds: that is in force
+            info.effective = str(got["value"])
+            info.levels, info.condition = value_levels(info.effective, profile)
+            info.alternatives = value_alternatives(info.effective, profile)
         out.append(info)
     out.sort(key=lambda b: (b.file, b.lineno))
     return out
@@ -795,8 +826,17 @@ def _tracked(
     """Each tracked value of the builder in force, with where it comes from
     (:mod:`prkb.analyze.state`)."""
     audit = profile.audit
+    sym = state.symbol_value(ref, mro, info)
+    if sym.source == state.DEFAULT and not sym.value:
+        sym = state.Tracked(None, state.ABSENT)  # no default value: nothing sets it
+    if (profile.init_sets or profile.setters) and sym.source != state.METHOD:
+        # set in ``__init__`` or by a setter call, over the class attribute in force
+        attrs = profile.family if profile.init_sets else ()
+        calls: dict[str, int | str | None] = dict(profile.setters)
+        sym = state.init_value(hier, ref, mro, attrs, calls, roots,
+                               sym.value if sym.source != state.ABSENT else None) or sym
     # each value unknown where a base the scan cannot read comes before its source
-    out = {profile.display: state.unseen(mro, state.symbol_value(ref, mro, info)).to_json()}
+    out = {profile.display: state.unseen(mro, sym).to_json()}
     main = str(audit.get("threshold_attr") or "")
     for attr, got in state.threshold_values(
             hier, ref, mro, main, [str(a) for a in audit.get("split_attrs", [])],
@@ -808,6 +848,20 @@ def _tracked(
         if q is not None:
             out[qattr] = state.unseen(mro, q).to_json()
     return out
+
+
+def _sets_value(facts: ClassFacts | None, profile: Profile) -> bool:
+    """Whether a class's own code sets the profile's value: a class-body declaration of a
+    spelling, an override of a dynamic-support method, or (when the profile says so) an
+    assignment in ``__init__`` or a setter call there."""
+    if facts is None:
+        return False
+    if any(a in facts.values for a in profile.family) or facts.methods & set(profile.methods):
+        return True
+    return any((t.kind == "call" and t.attr in profile.setters)
+               or (profile.init_sets and t.kind in ("assign", "augassign")
+                   and t.attr in profile.family)
+               for t in facts.threshold)
 
 
 def _backend_names(hier: Hierarchy, profile: Profile) -> dict[ClassRef, str]:

@@ -283,6 +283,9 @@ def _effects_from_state(
         basis, origin = "now-inherits", (_inherited_name(prior.after_source), prior.after_origin)
     else:
         basis = "state"
+    if profile.kind != "enum":  # no level: the profile gives the change no meaning
+        return [Effect(who, BACKEND_USERS, UNKNOWN, "kind-no-effect", basis, None, "", None,
+                       None, prior.before, prior.after, origin[0], origin[1])]
     if profile.is_bool_value(prior.before) or profile.is_bool_value(prior.after):
         return [Effect(who, BACKEND_USERS, UNKNOWN, "bool-value", basis, None, "", None, None,
                        prior.before, prior.after, origin[0], origin[1])]

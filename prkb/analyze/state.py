@@ -30,11 +30,11 @@ whose value changed, in the shape ``prkb show --json`` prints as ``state_changes
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .symbols import ThresholdSet
+from .symbols import UNKNOWN_TEST, ThresholdSet
 
 if TYPE_CHECKING:
     from .hierarchy import ClassRef, Hierarchy
@@ -58,6 +58,10 @@ class Tracked:
     # where the ``__init__`` that sets it raises before setting it: ``E when <test>``
     raises: tuple[str, ...] = ()
     reason: str | None = None  # why the value is unknown (source ``unknown``)
+    # how an ``__init__`` sets it: the setter call (``symbol.setters``) whose argument the
+    # value is, as written; ``__init__`` for an ancestor's own assignment (source
+    # ``inherited:<C>`` then means "set by the ``__init__`` of C", not its class attribute)
+    via: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"value": self.value, "source": self.source}
@@ -71,6 +75,8 @@ class Tracked:
             out["raises"] = list(self.raises)
         if self.reason:
             out["reason"] = self.reason
+        if self.via:
+            out["via"] = self.via
         return out
 
     @staticmethod
@@ -78,7 +84,7 @@ class Tracked:
         return Tracked(
             d.get("value"), str(d.get("source") or ABSENT), d.get("origin_file"),
             d.get("written"), tuple(d.get("stale") or ()), tuple(d.get("raises") or ()),
-            d.get("reason"),
+            d.get("reason"), d.get("via"),
         )
 
 
@@ -164,25 +170,58 @@ def _put(pattern: re.Pattern[str], text: str, value: str) -> str:
     return pattern.sub(lambda _m: value, text)
 
 
-def _apply(prev: str | None, sets: Iterable[ThresholdSet], attr: str, call: str = ""
-           ) -> str | None:
-    """The value the statements leave, written out: ``=`` replaces, ``op=`` applies the
-    operator to the value before it, a call stands as written; ``self.<attr>`` in a value or
-    a call's arguments reads the value before it (written in its place when known); a
-    statement that may not run keeps the value before it possible."""
-    value = prev
-    own = re.compile(rf"\bself\.{re.escape(attr)}\b")
+def _arg_text(ts: ThresholdSet, arg: int | str) -> str | None:
+    """The argument ``arg`` (a position or a keyword's name) of a setter call, as written."""
+    call = ts.call
+    if call is None:
+        return None
+    if isinstance(arg, int):
+        return call.args[arg] if 0 <= arg < len(call.args) else call.keywords.get(str(arg))
+    return call.keywords.get(arg)
+
+
+_EITHER = re.compile(rf"^\((.*)\) if {UNKNOWN_TEST} else \((.*)\)$")
+
+
+def _local_text(text: str) -> str:
+    """A local's value as :func:`~.symbols.threshold_sets` keeps it: one set in a block that
+    may not run reads ``A (when its condition holds; else B)``."""
+    m = _EITHER.match(text)
+    return f"{m.group(1)} (when its condition holds; else {m.group(2)})" if m else text
+
+
+def _apply(prev: str | None, sets: Iterable[ThresholdSet], attrs: Collection[str],
+           calls: Mapping[str, int | str | None] | None = None) -> tuple[str | None, str | None]:
+    """The value the statements leave, written out, and the setter call that set it last
+    (None when a statement of its own did): ``=`` replaces, ``op=`` applies the operator to
+    the value before it, a call stands as written, or, for a setter whose argument carries the
+    value (``calls[name]``), is that argument; ``self.<attr>`` in a value or a call's arguments
+    reads the value before it (written in its place when known); a statement that may not run
+    keeps the value before it possible."""
+    calls = calls or {}
+    value, via = prev, None
+    alts = "|".join(re.escape(a) for a in sorted(attrs, key=len, reverse=True)) or "(?!)"
+    own = re.compile(rf"\bself\.(?:{alts})\b")
     # the value is what a helper call set: no expression to write in its place
-    from_call = bool(call) and prev is not None and prev.startswith(f"{call}(")
+    from_call = prev is not None and any(
+        prev.startswith(f"{c}(") for c, arg in calls.items() if arg is None)
     for ts in sets:
         if ts.kind == "raise":
             continue  # a bound on the value, not a setting (threshold_value says it)
         before = _wrap(value) if value is not None and not from_call else None
+        this_via = None
         if ts.kind == "call":
             new = _call_text(ts)
             if before is not None:
                 name, _, args = new.partition("(")
                 new = f"{name}({_put(own, args, before)}"
+            arg = calls.get(ts.attr)
+            carried = _arg_text(ts, arg) if arg is not None else None
+            if carried is not None and carried in dict(ts.bound):
+                carried = _local_text(dict(ts.bound)[carried])  # a local set before the call
+            if carried is not None:  # (the call named as written)
+                new, this_via = (_put(own, carried, before) if before is not None
+                                 else carried), _call_text(ts)
         elif ts.kind == "augassign":
             base = before if before is not None else f"self.{ts.attr}"
             new = f"{base} {ts.op} {_wrap(ts.value or '')}"
@@ -192,22 +231,27 @@ def _apply(prev: str | None, sets: Iterable[ThresholdSet], attr: str, call: str 
                 new = _put(own, new, before)
         if ts.conditional and value is not None:
             new = f"{new} (when its condition holds; else {value})"
-        value, from_call = new, ts.kind == "call"
-    return value
+            this_via = None if via is None and this_via is None else this_via or via
+        value, via = new, this_via
+        from_call = ts.kind == "call" and this_via is None
+    return value, via
 
 
-def threshold_value(
+def init_value(
     hier: Hierarchy,
     ref: ClassRef,
     mro: Sequence[ClassRef],
-    attr: str,
-    call: str,
+    attrs: Collection[str],
+    calls: Mapping[str, int | str | None],
     roots: set[str],
-) -> Tracked:
-    """Where builder ``ref``'s instance attribute ``attr`` comes from: the nearest
-    ``__init__`` that sets it (an assignment, an augmented one, or the helper ``call``;
-    parents' ``__init__`` run first unless one does not call its parent's), applied to the
-    class attribute in force before it; else the class attribute along the MRO."""
+    class_value: str | None,
+) -> Tracked | None:
+    """What the ``__init__`` of builder ``ref`` leaves in its instance attribute (any of
+    ``attrs``, the spellings of one value): the nearest ``__init__`` of the MRO (below the
+    root bases) that sets it (an assignment, an augmented one, or a call of ``calls``: name ->
+    the argument that carries the value, None for "the call as written"), parents'
+    ``__init__`` run first unless one does not call its parent's, applied to ``class_value``
+    (the class attribute in force). None when no ``__init__`` of the chain sets it."""
     links: list[ClassRef] = []
     for c in mro:
         if c.name in roots:
@@ -219,8 +263,8 @@ def threshold_value(
         if facts is None:
             return []
         return [t for t in facts.threshold
-                if (t.kind == "call" and call and t.attr == call)
-                or (t.kind not in ("call", "raise") and t.attr == attr)]
+                if (t.kind == "call" and t.attr in calls)
+                or (t.kind not in ("call", "raise") and t.attr in attrs)]
 
     def raises_of(c: ClassRef, value: str | None) -> tuple[str, ...]:
         """``E when <test>`` of each ``if <test>: raise E`` (or ``assert``) of the class's
@@ -230,7 +274,7 @@ def threshold_value(
         facts = hier.facts(c)
         if facts is None:
             return ()
-        made_of = _names(value or "") | {attr}
+        made_of = _names(value or "") | set(attrs)
         sets = sets_of(c)
         out: list[str] = []
         pending: list[str] = []
@@ -242,15 +286,7 @@ def threshold_value(
                 pending = []
         return tuple(out)
 
-    def class_attr() -> Tracked:
-        for c in mro:
-            facts = hier.facts(c)
-            if facts is not None and attr in facts.values:
-                src = DEFAULT if c.name in roots else _source(c, ref, DECLARED)
-                return Tracked(facts.values[attr], src, c.file)
-        return Tracked(None, ABSENT)
-
-    def from_init(start: int) -> tuple[str | None, ClassRef] | None:
+    def from_init(start: int) -> tuple[str | None, str | None, ClassRef] | None:
         for j in range(start, len(links)):
             facts = hier.facts(links[j])
             if facts is None:
@@ -262,19 +298,45 @@ def threshold_value(
                     got = from_init(j + 1)
                     before = got[0] if got is not None else None
                 if before is None:
-                    before = class_attr().value
-                return _apply(before, sets, attr, call), links[j]
+                    before = class_value
+                value, via = _apply(before, sets, attrs, calls)
+                return value, via, links[j]
             if facts.init_calls_super is False:
                 return None
         return None
 
     got = from_init(0)
-    if got is not None:
-        value, owner = got
-        return Tracked(value, _source(owner, ref, INIT), owner.file,
-                       raises=raises_of(owner, value))
-    return class_attr()
+    if got is None:
+        return None
+    value, via, owner = got
+    if via is None and owner != ref:
+        via = "__init__"  # an ancestor's ``__init__`` sets it, not its class attribute
+    return Tracked(value, _source(owner, ref, INIT), owner.file,
+                   raises=raises_of(owner, value), via=via)
 
+
+def threshold_value(
+    hier: Hierarchy,
+    ref: ClassRef,
+    mro: Sequence[ClassRef],
+    attr: str,
+    call: str,
+    roots: set[str],
+) -> Tracked:
+    """Where builder ``ref``'s instance attribute ``attr`` comes from: the nearest
+    ``__init__`` that sets it (an assignment, an augmented one, or the helper ``call``, whose
+    text stands as the value; :func:`init_value`), applied to the class attribute in force
+    before it; else the class attribute along the MRO."""
+    fallback = Tracked(None, ABSENT)
+    for c in mro:
+        facts = hier.facts(c)
+        if facts is not None and attr in facts.values:
+            src = DEFAULT if c.name in roots else _source(c, ref, DECLARED)
+            fallback = Tracked(facts.values[attr], src, c.file)
+            break
+    got = init_value(hier, ref, mro, (attr,), {call: None} if call else {}, roots,
+                     fallback.value)
+    return got if got is not None else fallback
 
 
 def threshold_values(

@@ -925,10 +925,9 @@ def git_records(
         rng = [f"{base}..{tip}"] if base else [tip]
         stats.range = f"{base[:12]}..{tip[:12]}" if base else f"all to {tip[:12]}"
         mined = store.mined_shas(repo_name)
-        # a profile whose audit reads no builder (no [audit] builder_bases) has nothing to
-        # audit: reading every Python file of every mined revision would find nothing
-        auditor = (_Auditor(git, profile, warn)
-                   if audit and profile.audit.get("builder_bases") else None)
+        # (a profile without builder bases audits the classes that set its value: only the
+        # files that name a spelling or a setter are read, audit.file_markers)
+        auditor = _Auditor(git, profile, warn) if audit else None
         stats.audited = auditor is not None
         boundary = git.shallow_boundary()
         known = store.get_state("git", scope, "decl_paths")
@@ -1244,12 +1243,11 @@ def _mine_commit(
             if hasattr(auditor.mod, "builder_levels_rows"):
                 levels = auditor.mod.builder_levels_rows(
                     now, {(c.class_name, c.file) for c in changes})
-            if profile.audit.get("builder_bases"):  # else the audit reads no builder
-                renamed = {rc.old_path: rc.path for rc in raw
-                           if rc.status == "R" and rc.old_path}
-                state = changes_json(state_changes(
-                    before_res.builders if before_res is not None else None, now.builders,
-                    renamed))
+            renamed = {rc.old_path: rc.path for rc in raw
+                       if rc.status == "R" and rc.old_path}
+            state = changes_json(state_changes(
+                before_res.builders if before_res is not None else None, now.builders,
+                renamed))
     files = []
     for rc in raw:
         add, dele = (counts or {}).get(rc.path, (0, 0))

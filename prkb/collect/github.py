@@ -143,7 +143,7 @@ def page_updates(pages: list[tuple[str, Page]]) -> list[CursorUpdate]:
 class _Matcher:
     def __init__(self, profile: Profile) -> None:
         self.profile = profile
-        self.glob = str(profile.raw.get("profile", {}).get("python_glob", "*.py"))
+        self.glob = profile.python_glob
         roots = tuple(profile.audit.get("scan_paths", [])) + tuple(profile.tests_paths)
         self.roots = roots
 

@@ -16,7 +16,7 @@ COMMAND_MODULES = [
     "matrixcmds",  # matrix, docs-drift
     "sitecmds",  # site build, site serve
     "digestcmds",  # digest (weekly email, exactly once)
-    "profilecmds",  # profile check
+    "profilecmds",  # profile check, profile keys
 ]
 
 _GROUPS: dict[tuple[int, str], tuple[Any, Any]] = {}

@@ -1,4 +1,4 @@
-"""profile check."""
+"""profile check, profile keys."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ from . import group
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    profile = group(sub, "profile", "check a profile file (the tracked symbol, as data)")
+    profile = group(sub, "profile",
+                    "check a profile file, or list the keys a profile may have (the tracked "
+                    "symbol, as data)")
     p = profile.add_parser(
         "check",
         parents=[common],
@@ -32,6 +34,24 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
                    help="the branch or revision of --clone (default: the profile's branch)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=cmd_profile_check)
+    k = profile.add_parser(
+        "keys",
+        parents=[common],
+        help="list every key a profile may have, with its type, default and meaning",
+        description=(
+            "Lists every key a profile may write, read from the profile schema "
+            "(data/profiles/profile.schema.json, what validation checks), so it never "
+            "disagrees with it: the key's dotted path ('[]' is an entry of an array of tables, "
+            "'<name>' a name the profile chooses, as in levels.aliases.<name>), its type, "
+            "then 'required' (wherever its table is written), 'default' and the value prkb "
+            "takes when the key is left out, or 'no default' (the description says what its "
+            "absence means), and the description: what it means, what prkb does with it, an "
+            "example. --json prints a list of objects {key, type, required, default (only when "
+            "there is one), description}."
+        ),
+    )
+    k.add_argument("--json", action="store_true", help="print the keys as a JSON list")
+    k.set_defaults(func=cmd_profile_keys)
 
 
 def cmd_profile_check(args: argparse.Namespace) -> int:
@@ -59,15 +79,22 @@ def cmd_profile_check(args: argparse.Namespace) -> int:
     print(safe_term(f"{res.path}: valid profile {t['name']!r} of {t['repo']} ({t['branch']})"))
     lines = [
         ("symbol", f"{t['symbol']} (spellings, oldest first: {', '.join(t['spellings'])})"),
+        ("kind", {"enum": "enum (ordered levels)", "int": "int (raised, lowered as numbers)",
+                  "bool": "bool (enabled, disabled)"}.get(t["kind"], f"{t['kind']} (changed)")),
+        ("set in", ", ".join(["class body" if w == "class" else "__init__"
+                              for w in t["set_in"]]
+                             + [f"{s['call']}(...) argument {s['arg']}" for s in t["setters"]])),
         ("dynamic when overridden", ", ".join(t["methods"]) or "-"),
-        ("levels", f"{' < '.join(t['levels'])}; default {t['default']}"
+        ("levels", (f"{' < '.join(t['levels'])}; default {t['default']}"
+                    if t["levels"] else "- (no levels: the value is kept as written)")
          + (f"; old names {', '.join(f'{k}={v}' for k, v in t['aliases'].items())}"
             if t["aliases"] else "")),
         ("enum", t["enum"] or "-"),
         ("audit rule", t["rule"] or "none (no audit findings)"),
         ("scan paths", ", ".join(t["scan_paths"]) or "-"),
         ("file markers", ", ".join(t["file_markers"]) or "- (every file under the scan paths)"),
-        ("builder bases", ", ".join(t["builder_bases"]) or "- (the audit reads no builder)"),
+        ("builder bases", ", ".join(t["builder_bases"])
+         or "- (every class that sets the value, or inherits it, is read)"),
         ("reading sites", ", ".join(t["reading_sites"])
          or "- (the root base's declaration tells which spelling is read)"),
         ("framework files", ", ".join(t["framework_files"]) or "-"),
@@ -85,4 +112,21 @@ def cmd_profile_check(args: argparse.Namespace) -> int:
                             f"{', '.join(f['classes']) or 'no class'}"))
         if not c["left_out"]:
             print("    every file that declares a spelling holds a file marker")
+    return 0
+
+
+def cmd_profile_keys(args: argparse.Namespace) -> int:
+    import textwrap
+
+    from ..profile_check import schema_keys
+
+    keys = schema_keys()
+    if args.json:
+        print(json.dumps([x.to_json() for x in keys], ensure_ascii=False, indent=1))
+        return 0
+    for x in keys:
+        print(safe_term(f"{x.key} ({x.type}{'; ' + x.status if x.status else ''})"))
+        print(safe_term(textwrap.fill(x.description, width=92, initial_indent="    ",
+                                      subsequent_indent="    ", break_long_words=False,
+                                      break_on_hyphens=False)))
     return 0

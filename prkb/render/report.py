@@ -365,7 +365,8 @@ def state_side(c: dict[str, Any], side: str) -> dict[str, Any]:
     return {"kind": kind, "from": origin or None, "value": c.get(side),
             "written": c.get(f"{side}_written"), "origin_file": c.get(f"{side}_origin_file"),
             "stale": [s.rsplit(".", 1)[-1] for s in c.get(f"{side}_stale") or []],
-            "raises": _raises(c.get(f"{side}_raises")), "reason": c.get(f"{side}_reason")}
+            "raises": _raises(c.get(f"{side}_raises")), "reason": c.get(f"{side}_reason"),
+            "via": c.get(f"{side}_via")}
 
 
 def state_row(c: dict[str, Any], paths: set[str]) -> dict[str, Any]:
