@@ -7,8 +7,10 @@ must never run).
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -26,7 +28,7 @@ from prkb.glossary import label as glossary_label
 from prkb.graph import build_relations
 from prkb.ingest import ingest
 from prkb.profile import load_profile
-from prkb.render.i18n import gettext
+from prkb.render.i18n import gettext, translations
 from prkb.site import links as site_links
 from prkb.site import pages as site_pages
 from prkb.site.build import build_site
@@ -401,39 +403,95 @@ LAYOUT_JS = r"""
 }
 """
 
-LAYOUT_PAGES = ["index.html", "matrix.html", "graph.html", "audit.html", "search.html",
+# Tables too wide for their box scroll inside it with their first column in view: scrolled to
+# the far right, each row's first cell still starts at the box's left edge (position: sticky).
+# Returns how many scrolling tables it checked and the problems.
+STICKY_JS = r"""
+() => {
+  const problems = [];
+  let checked = 0;
+  for (const box of document.querySelectorAll("body *")) {
+    const o = getComputedStyle(box).overflowX;
+    if ((o !== "auto" && o !== "scroll") || box.scrollWidth <= box.clientWidth + 1) continue;
+    const rows = box.tagName === "TABLE" ? box.rows : (box.querySelector("table") || {}).rows;
+    if (!rows || !rows.length) continue;
+    checked += 1;
+    const left = box.getBoundingClientRect().left + box.clientLeft;
+    box.scrollLeft = box.scrollWidth;
+    for (const tr of rows) {
+      const cell = tr.cells[0];
+      // a first cell nearly as wide as the box (one long word) cannot stay beside the rest
+      if (!cell || cell.getBoundingClientRect().width > 0.7 * box.clientWidth) continue;
+      const x = cell.getBoundingClientRect().left;
+      if (Math.abs(x - left) > 2) {
+        problems.push(`first column of ${box.tagName.toLowerCase()}.${box.className} scrolls `
+          + `away (${Math.round(x)}px, the box starts at ${Math.round(left)}px)`);
+        break;
+      }
+    }
+    box.scrollLeft = 0;
+  }
+  return { checked, problems };
+}
+"""
+
+
+def _open_ready(pg: Any, url: str) -> None:
+    """Open a page and wait until its script has drawn it (the graph, search results)."""
+    pg.goto(url)
+    pg.wait_for_load_state("load")
+    if "graph.html" in url:
+        pg.wait_for_selector("#graph[data-ready='1']", timeout=15000)
+    if "#q=" in url:
+        pg.wait_for_selector("#results li a", timeout=15000)
+
+LAYOUT_PAGES = ["index.html", "matrix.html", "graph.html", "graph.html?focus=47144",
+                "audit.html", "search.html", "search.html#q=capture",
                 "digest/index.html", "digest/2026-W28.html", "pr/47144.html", "pr/90001.html",
                 "pr/90011.html", f"{TRITON_PAGE}.html", f"{SYNTH_PAGE}.html"]
 
 
-@pytest.mark.parametrize("width", [390, 1366])
+def page_layout_problems(browser: Any, url: str, paths: list[str], width: int,
+                         tmp_path: Path, scheme: str = "light") -> tuple[dict[str, list[str]], int]:
+    """LAYOUT_JS and STICKY_JS on each page at one width: the problems by page (a screenshot
+    of each page with one in ``tmp_path``) and how many scrolling tables were checked."""
+    ctx = browser.new_context(viewport={"width": width, "height": 900}, device_scale_factor=1,
+                              color_scheme=scheme)
+    pg = ctx.new_page()
+    watch = Watch(pg)
+    failures: dict[str, list[str]] = {}
+    scrolled = 0
+    for path in paths:
+        _open_ready(pg, url + path)
+        if path.endswith("/index.html") and "/digest/" not in path:
+            pg.wait_for_selector("#timeline[data-full='1']")
+        problems = pg.evaluate(LAYOUT_JS)
+        sticky = pg.evaluate(STICKY_JS)
+        scrolled += sticky["checked"]
+        problems += sticky["problems"]
+        if problems:
+            failures[path] = problems
+            name = path.replace("/", "-").replace("?", "-").replace("#", "-")
+            pg.screenshot(path=str(tmp_path / f"{width}-{name}.png"), full_page=True)
+    ctx.close()
+    watch.check()
+    return failures, scrolled
+
+
+@pytest.mark.parametrize("width", [390, 1280])
 def test_layout_of_every_page_kind(browser: Any, base_url: str, tmp_path: Path,
                                    width: int) -> None:
     """Every page kind in both languages: no overlapping text, no table column narrower than
-    its longest word, nothing wider than a phone's screen outside a scrollable container."""
-    ctx = browser.new_context(viewport={"width": width, "height": 900}, device_scale_factor=1)
-    pg = ctx.new_page()
-    watch = Watch(pg)
+    its longest word, nothing wider than the screen outside a scrollable container (the page
+    never scrolls sideways), and a table that scrolls keeps its first column in view."""
     paths = ["index.html", "404.html"] + [f"{lang}/{p}" for lang in ("zh", "en")
                                           for p in LAYOUT_PAGES]
-    failures: dict[str, list[str]] = {}
-    for path in paths:
-        pg.goto(base_url + path)
-        pg.wait_for_load_state("load")
-        if path.endswith("graph.html"):
-            pg.wait_for_selector("#graph[data-ready='1']", timeout=15000)
-        if path.endswith("/index.html") and not path.startswith("digest"):
-            pg.wait_for_timeout(100)
-        problems = pg.evaluate(LAYOUT_JS)
-        if problems:
-            failures[path] = problems
-            pg.screenshot(path=str(tmp_path / f"{width}-{path.replace('/', '-')}.png"),
-                          full_page=True)
-    ctx.close()
-    watch.check()
+    failures, scrolled = page_layout_problems(browser, base_url, paths, width, tmp_path)
     assert not failures, "\n".join(
         f"{p} ({width}px): " + "\n    ".join(v[:8]) for p, v in failures.items()
     ) + f"\nscreenshots in {tmp_path}"
+    if width == 390:
+        assert scrolled > 0  # the phone has tables to scroll, and they kept their first column
 
 
 # A dense group: a hub PR with 24 related PRs of six relation types, each also following up the
@@ -624,3 +682,444 @@ def test_search_finds_words_across_shards(
     pg.wait_for_selector("#results li a", timeout=15000)
     hrefs = pg.eval_on_selector_all("#results li a", "els => els.map(e => e.href)")
     assert any(f"/{lang}/pr/{expect}" in h for h in hrefs), hrefs
+
+
+# --- dark mode -------------------------------------------------------------------------------
+
+# Every visible text against the background it is drawn on (the first opaque background of it or
+# an ancestor, lighter ones composed over it; SVG text by its fill): the WCAG contrast ratio of
+# each, the ones under 3 listed. Also the body's own colours, as relative luminances.
+CONTRAST_JS = r"""
+() => {
+  const parse = (c) => {  // a computed colour: [r, g, b, alpha]
+    let m = (c || "").match(/^rgba?\(([^)]+)\)$/);
+    if (m) {
+      const p = m[1].split(/[\s,\/]+/).filter(Boolean).map(Number);
+      return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1];
+    }
+    m = (c || "").match(/^color\(srgb ([^)]+)\)$/);
+    if (m) {
+      const p = m[1].split(/[\s\/]+/).filter(Boolean).map(Number);
+      return [p[0] * 255, p[1] * 255, p[2] * 255, p.length > 3 ? p[3] : 1];
+    }
+    return null;
+  };
+  const over = (top, under) =>  // a colour with alpha over an opaque one
+    [0, 1, 2].map((i) => top[i] * top[3] + under[i] * (1 - top[3])).concat([1]);
+  const lum = (c) => {
+    const f = (v) => (v /= 255) <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4);
+    return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]);
+  };
+  const ratio = (a, b) => {
+    const x = lum(a), y = lum(b);
+    return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05);
+  };
+  const background = (el) => {  // the element's backgrounds up to the first opaque one
+    const layers = [];
+    for (let e = el; e; e = e.parentElement) {
+      const bg = parse(getComputedStyle(e).backgroundColor);
+      if (bg && bg[3] > 0) { layers.push(bg); if (bg[3] >= 1) break; }
+    }
+    let c = [255, 255, 255, 1];
+    for (let i = layers.length - 1; i >= 0; i--) c = over(layers[i], c);
+    return c;
+  };
+  const name = (el) => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "")
+    + (el.classList && el.classList.length ? "." + Array.from(el.classList).join(".") : "");
+  const bad = [];
+  let checked = 0;
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+    if (!t.data.trim()) continue;
+    const el = t.parentElement;
+    if (!el || el.closest("script, style, noscript, [hidden], title")) continue;
+    const st = getComputedStyle(el);
+    if (st.visibility === "hidden" || st.display === "none") continue;
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0) continue;
+    let opacity = 1;
+    for (let e = el; e; e = e.parentElement) opacity *= +getComputedStyle(e).opacity;
+    if (opacity < 0.3) continue;
+    const inSvg = el instanceof SVGElement;
+    const fg = parse(inSvg ? st.fill : st.color);
+    if (!fg) continue;
+    const bg = background(inSvg ? el.closest("svg").parentElement : el);
+    const c = ratio(over(fg, bg), bg);
+    checked += 1;
+    if (c < 3) bad.push(`${c.toFixed(2)} "${t.data.trim().slice(0, 30)}" in ${name(el)} `
+      + `(${inSvg ? st.fill : st.color} on rgb(${bg.slice(0, 3).map(Math.round).join(",")}))`);
+  }
+  const body = getComputedStyle(document.body);
+  return { checked, bad, bodyBg: lum(background(document.body)), bodyFg: lum(parse(body.color)) };
+}
+"""
+
+SCHEME_PAGES = ["index.html", "404.html", "en/index.html", "zh/index.html", "en/matrix.html",
+                "zh/matrix.html", "zh/graph.html", "en/graph.html?focus=47144", "en/audit.html",
+                "en/pr/47144.html", "zh/pr/90001.html", f"en/{TRITON_PAGE}.html",
+                f"zh/{SYNTH_PAGE}.html", "en/digest/index.html", "zh/digest/2026-W28.html",
+                "en/search.html#q=capture", "zh/search.html#q=图捕获"]
+
+
+def _rgb(css: str) -> tuple[float, ...]:
+    return tuple(float(v) for v in re.findall(r"[\d.]+", css)[:3])
+
+
+def _contrast(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+    def lum(c: tuple[float, ...]) -> float:
+        f = [v / 255 for v in c]
+        f = [v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4 for v in f]
+        return 0.2126 * f[0] + 0.7152 * f[1] + 0.0722 * f[2]
+
+    x, y = lum(a), lum(b)
+    return (max(x, y) + 0.05) / (min(x, y) + 0.05)
+
+
+@pytest.mark.parametrize("scheme", ["dark", "light"])
+def test_colour_scheme_of_every_page_kind(browser: Any, base_url: str, tmp_path: Path,
+                                          scheme: str) -> None:
+    """The site follows the reader's colour scheme (prefers-color-scheme): dark pages with
+    light text, or the light ones; on every page kind (the graph's canvas labels, the matrix,
+    tags, badges, code, tables and search results included) every visible text has a contrast
+    ratio of at least 3 against what it is drawn on: no light text left on a light box."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme=scheme)
+    pg = ctx.new_page()
+    watch = Watch(pg)
+    failures: dict[str, list[str]] = {}
+    for path in SCHEME_PAGES:
+        _open_ready(pg, base_url + path)
+        got = pg.evaluate(CONTRAST_JS)
+        assert got["checked"] >= 3, path
+        if scheme == "dark":
+            assert got["bodyBg"] < 0.05 and got["bodyFg"] > 0.6, (path, got)
+        else:
+            assert got["bodyBg"] > 0.9 and got["bodyFg"] < 0.1, (path, got)
+        if got["bad"]:
+            failures[path] = got["bad"]
+            pg.screenshot(path=str(tmp_path / f"{scheme}-{len(failures)}.png"), full_page=True)
+        if "graph.html" in path:  # the labels on the canvas: the page's colours
+            fg, label_bg, box_bg = pg.evaluate(
+                "() => { const g = document.getElementById('graph'); const n = g.cy.nodes()[0];"
+                " return [n.style('color'), n.style('text-background-color'),"
+                " getComputedStyle(g).backgroundColor]; }")
+            assert _rgb(label_bg) == _rgb(box_bg), (label_bg, box_bg)
+            assert _contrast(_rgb(fg), _rgb(box_bg)) >= 4.5, (fg, box_bg)
+    ctx.close()
+    watch.check()
+    assert not failures, "\n".join(f"{p}: " + "\n    ".join(v[:8]) for p, v in failures.items())
+
+
+# --- the timeline's filters ------------------------------------------------------------------
+
+SHOWN_JS = ("() => Array.from(document.querySelectorAll('#timeline li.pr:not([hidden]) .num'),"
+            " (e) => e.textContent).sort()")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_home_builder_and_text_filters_combine_and_survive_reload(
+    page: tuple[Any, Watch], base_url: str, lang: str
+) -> None:
+    """The builder filter (the builders a PR changed) and the text filter (number, title,
+    class names; as one types) combine with the others; the count follows; a reload keeps
+    them (the query string). The rows come from timeline.json (HOME_ROWS is 3 here)."""
+    pg, _ = page
+    count = gettext(lang, "{shown} of {total} PRs")
+
+    def shown(expect: list[str]) -> None:
+        pg.wait_for_function(f"(want) => JSON.stringify(({SHOWN_JS})()) === want",
+                             arg=json.dumps(sorted(expect), separators=(",", ":")), timeout=5000)
+        assert pg.inner_text("#f-count") == count.format(shown=len(expect), total=7)
+
+    pg.goto(base_url + f"{lang}/index.html")
+    pg.wait_for_selector("#timeline[data-full='1']")
+    synth = SYNTH_PAGE.split("/")[1]
+    pg.select_option("#f-builder", synth)
+    shown(["#90010", "#90011"])
+    pg.locator("#f-text").press_sequentially("9001", delay=20)  # as one types: no Enter
+    shown(["#90010", "#90011"])
+    pg.locator("#f-text").press_sequentially("1", delay=20)
+    shown(["#90011"])
+    pg.select_option("#f-state", "closed")
+    shown([])
+    pg.select_option("#f-state", "")
+    shown(["#90011"])
+    assert "builders=" + synth in pg.url and "q=90011" in pg.url
+    pg.reload()
+    pg.wait_for_selector("#timeline[data-full='1']")
+    assert pg.input_value("#f-builder") == synth and pg.input_value("#f-text") == "90011"
+    shown(["#90011"])
+    pg.select_option("#f-builder", "")
+    # a class name that only a declaration change names (47144's title says "TritonMLA")
+    pg.fill("#f-text", "tritonmlametadatabuilder")
+    shown(["#47144"])
+    pg.fill("#f-text", "47766")  # a number
+    shown(["#47766"])
+    pg.fill("#f-text", "<script>")  # hostile text is text to match, nothing more
+    shown(["#90001"])
+    pg.fill("#f-text", "rocm")
+    pg.select_option("#f-dir", "raised")
+    shown(["#45149"])
+    pg.fill("#f-text", "")
+    pg.select_option("#f-dir", "")
+    shown(["#45149", "#47144", "#47310", "#47766", "#90001", "#90010", "#90011"])
+    assert "?" not in pg.url
+    # a link written when the filters were kept after "#" still works, and moves them
+    pg.goto(base_url + f"{lang}/matrix.html")
+    pg.goto(base_url + f"{lang}/index.html#state=closed")
+    pg.wait_for_selector("#timeline[data-full='1']")
+    shown(["#47310"])
+    assert pg.url.endswith(f"/{lang}/index.html?state=closed")
+
+
+# --- live search -----------------------------------------------------------------------------
+
+N_MANY = 45
+LONG_EXPR = ("UNIFORM_BATCH if self.speculative_config is not None and "
+             "self.reorder_batch_threshold > 1 else UNIFORM_SINGLE_TOKEN_DECODE")
+LONG_TITLE = "Refactor_" * 20 + " spindle"
+EXPR_PATH = "vllm/v1/attention/backends/expr_synth.py"
+
+
+@pytest.fixture(scope="module")
+def many_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A site with search of N_MANY PRs whose titles say "spindle" (on three builders), and one
+    with a long unbroken title and a long conditional value (an expression)."""
+    tmp = tmp_path_factory.mktemp("many")
+    profile = load_profile(None)
+    with Store(tmp / "kb.sqlite") as store:
+        for i in range(N_MANY):
+            ingest(store, plain_record(93000 + i, f"Spindle {i} tuning",
+                                       f"2025-{1 + i // 28:02d}-{1 + i % 28:02d}T00:00:00Z",
+                                       "ALWAYS", f"Spindle{i % 3}MetadataBuilder"), profile)
+        ingest(store, plain_record(94000, LONG_TITLE, "2025-03-01T00:00:00Z", LONG_EXPR,
+                                   "ExprMetadataBuilder", [{"type": "follow-up-of",
+                                                            "target": 93000}],
+                                   path=EXPR_PATH), profile)
+        build_relations(store, profile)
+        build_site(store, tmp / "site", profile, search=True)
+    with serve(tmp / "site") as url:
+        yield url
+
+
+RESULTS_JS = r"""
+() => Array.from(document.querySelectorAll("#results > li"), (li) => {
+  const a = li.querySelector("a"), p = li.querySelector("p.excerpt");
+  return { href: a.href, display: getComputedStyle(p).display, below: p.getBoundingClientRect().top
+    >= a.getBoundingClientRect().bottom - 1, text: p.textContent };
+})
+"""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_live_search_shows_every_result(page: tuple[Any, Watch], many_url: str,
+                                        lang: str) -> None:
+    """Search as one types (after a pause, no Enter); 30 results, then "Show more" until every
+    one is shown; each result's excerpt a block of its own under its title."""
+    pg, _ = page
+    pg.goto(many_url + f"{lang}/search.html")
+    box = pg.locator("#q")
+    box.press_sequentially("spi", delay=20)
+    pg.wait_for_function("() => document.getElementById('results').dataset.query === 'spi'",
+                         timeout=15000)
+    box.press_sequentially("ndle", delay=20)  # the newer query replaces the results
+    pg.wait_for_function("() => document.getElementById('results').dataset.query === 'spindle'",
+                         timeout=15000)
+    status = pg.inner_text("#search-status")
+    total = int(re.search(r"\d+", status).group())  # type: ignore[union-attr]
+    assert total > N_MANY  # the PRs and the digest weeks that list them
+    assert status == translations(lang).ngettext("%(num)s result", "%(num)s results",
+                                                 total) % {"num": total}
+    assert pg.locator("#results > li").count() == 30
+    more = pg.locator("#search-more")
+    assert more.inner_text() == gettext(lang, "Show more")
+    shown = 30
+    while more.is_visible():
+        more.click()
+        pg.wait_for_function(f"() => document.querySelectorAll('#results > li').length > {shown}")
+        shown = pg.locator("#results > li").count()
+    results = pg.evaluate(RESULTS_JS)
+    assert len(results) == total == len({r["href"] for r in results})
+    assert sum(f"/{lang}/pr/93" in r["href"] for r in results) == N_MANY
+    assert all(r["display"] == "block" and r["below"] and r["text"].strip() for r in results)
+    pg.fill("#q", "")
+    pg.wait_for_function("() => !document.querySelector('#results > li')")
+    assert not more.is_visible()
+
+
+# Words of one field run into the next in the search index (and so in its excerpts) when two
+# elements meet without whitespace and the index does not see the boundary (a <dt> and its
+# <dd>, two table cells). For each page the queries find: every word of what the index holds of
+# it is a word of the page's text read with a space at every element that is not inline.
+GLUE_JS = r"""
+async ({ bundle, queries }) => {
+  const pf = await import(bundle);
+  const INLINE = new Set(["A", "ABBR", "B", "BDI", "BDO", "CITE", "CODE", "DATA", "DFN", "EM",
+    "I", "KBD", "MARK", "Q", "S", "SAMP", "SMALL", "SPAN", "STRONG", "SUB", "SUP", "TIME", "U",
+    "VAR", "WBR"]);
+  const strip = (w) => w.replace(/^[\p{P}\p{S}]+|[\p{P}\p{S}]+$/gu, "");
+  const textOf = (node, out) => {
+    for (const c of node.childNodes) {
+      if (c.nodeType === 3) out.push(c.data);
+      else if (c.nodeType === 1) {
+        const block = !INLINE.has(c.tagName);
+        if (block) out.push(" ");
+        textOf(c, out);
+        if (block) out.push(" ");
+      }
+    }
+    return out;
+  };
+  const seen = new Set();
+  const glued = [];
+  let pages = 0;
+  for (const q of queries) {
+    const res = await pf.search(q);
+    for (const r of res.results) {
+      const d = await r.data();
+      if (seen.has(d.url)) continue;
+      seen.add(d.url);
+      pages += 1;
+      const doc = new DOMParser().parseFromString(await (await fetch(d.url)).text(), "text/html");
+      const body = doc.querySelector("[data-pagefind-body]") || doc.body;
+      body.querySelectorAll("[data-pagefind-ignore], script, style").forEach((e) => e.remove());
+      const tokens = new Set(textOf(body, []).join("").split(/\s+/).map(strip).filter(Boolean));
+      for (const w of d.content.split(/\s+/).map(strip).filter(Boolean))
+        if (!tokens.has(w)) glued.push(d.url + ": " + w);
+    }
+  }
+  return { pages, glued };
+}
+"""
+
+
+@pytest.mark.parametrize(("lang", "queries"), [
+    ("en", ["the", "PR", "capture", "builder"]),
+    ("zh", ["的", "PR", "构建器", "图捕获"]),
+])
+def test_search_index_keeps_the_words_of_fields_apart(
+    page: tuple[Any, Watch], base_url: str, lang: str, queries: list[str]
+) -> None:
+    pg, _ = page
+    pg.goto(base_url + f"{lang}/search.html")
+    pg.fill("#q", queries[0])
+    pg.press("#q", "Enter")
+    pg.wait_for_selector("#results li a", timeout=15000)
+    got = pg.evaluate(GLUE_JS, {"bundle": base_url + "pagefind/pagefind.js", "queries": queries})
+    assert got["pages"] >= 12  # PR, builder and digest pages
+    assert got["glued"] == []
+
+
+# --- the graph: time axis, labels, focus -----------------------------------------------------
+
+AXIS_JS = r"""
+() => {
+  const box = document.getElementById("graph"), cy = box.cy;
+  const rect = box.getBoundingClientRect();
+  const nodes = cy.nodes().filter((n) => n.visible()).map((n) => ({ id: n.id(),
+    label: n.data("label"), date: n.data("date"), x: n.position("x"),
+    sx: rect.left + box.clientLeft + n.renderedPosition("x"),
+    sy: rect.top + box.clientTop + n.renderedPosition("y"),
+    cls: ["focused", "near", "dimmed"].filter((c) => n.hasClass(c)) }));
+  const axis = document.getElementById("g-axis"), ar = axis.getBoundingClientRect();
+  const ticks = Array.from(axis.querySelectorAll(".tick"), (t) => {
+    const r = t.getBoundingClientRect();
+    return { date: t.querySelector("time").dateTime, text: t.textContent.trim(),
+      mid: (r.left + r.right) / 2, inside: r.width > 0 && r.left >= ar.left - 0.5
+        && r.right <= ar.right + 0.5 && r.top >= ar.top - 0.5 && r.bottom <= ar.bottom + 0.5 };
+  });
+  return { nodes, ticks, zoom: cy.zoom(), box: [rect.left, rect.top, rect.right, rect.bottom],
+    focus: box.dataset.focus || "", panel: !document.getElementById("g-focus").hidden,
+    elements: document.querySelectorAll("#g-focus b *, #g-focus-title *").length };
+}
+"""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_graph_time_axis_labels_and_focus(browser: Any, dense_url: str, lang: str) -> None:
+    """PRs left to right by date with dated ticks under them, every node labelled with its
+    number (large enough to be drawn); ?focus= and a click highlight a PR and its neighbours
+    and dim the rest, a second click opens it, a click on the background shows all again; a
+    PR's page links to the graph focused on it."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    pg = ctx.new_page()
+    watch = Watch(pg)
+    pg.goto(dense_url + f"{lang}/graph.html")
+    pg.wait_for_selector("#graph[data-ready='1']", timeout=15000)
+    data = pg.evaluate(GRAPH_DATA_JS)
+    got = pg.evaluate(AXIS_JS)
+    assert got["zoom"] * 11 >= 6  # the labels' size on screen: cytoscape draws them
+    assert len(got["nodes"]) == 25
+    for n in got["nodes"]:
+        assert n["label"] == "#" + n["id"].split(":", 1)[1]
+    dated = sorted((n for n in got["nodes"] if n["date"]), key=lambda n: n["date"])
+    assert len(dated) == 25
+    for a, b in itertools.pairwise(dated):
+        assert a["x"] < b["x"] if a["date"] < b["date"] else a["x"] == b["x"], (a, b)
+    ticks = got["ticks"]
+    assert len(ticks) >= 3
+    assert all(t["inside"] and re.fullmatch(r"\d{4}-\d{2}-\d{2}", t["text"]) for t in ticks)
+    assert [t["date"] for t in ticks] == sorted({t["date"] for t in ticks})
+    for t in ticks:  # each date under the PRs of that day
+        xs = [n["sx"] for n in got["nodes"] if n["date"] == t["date"]]
+        assert xs and all(abs(x - t["mid"]) < 2 for x in xs), (t, xs)
+
+    def neighbours(key: str) -> set[str]:
+        return {e[1 - i] for e in data["edges"] for i in (0, 1) if e[i] == key}
+
+    def check_focus(key: str) -> dict[str, Any]:
+        pg.wait_for_function(f"() => document.getElementById('graph').dataset.focus === '{key}'")
+        got = pg.evaluate(AXIS_JS)
+        near = neighbours(key)
+        for n in got["nodes"]:
+            want = "focused" if n["id"] == key else "near" if n["id"] in near else "dimmed"
+            assert n["cls"] == [want], (n, key)
+        assert got["panel"] and got["elements"] == 0  # the title is text, <b> and all
+        assert pg.inner_text("#g-focus-label") == "#" + key.split(":")[1]
+        assert "focus=" + key.split(":")[1] in pg.url
+        return got
+
+    pg.goto(dense_url + f"{lang}/graph.html?focus=91005")
+    pg.wait_for_selector("#graph[data-ready='1']", timeout=15000)
+    got = check_focus("pr:91005")
+    assert pg.inner_text("#g-focus-title") == "Spoke 5 <b>x</b>"
+    assert pg.get_attribute("#g-focus-open", "href") == "pr/91005.html"
+    assert pg.inner_text("#g-focus-open") == gettext(lang, "Open its page")
+    other = next(n for n in got["nodes"] if n["id"] == "pr:91006")
+    pg.mouse.click(other["sx"], other["sy"])  # another PR: highlighted, not opened
+    got = check_focus("pr:91006")
+    other = next(n for n in got["nodes"] if n["id"] == "pr:91006")
+    pg.mouse.click(other["sx"], other["sy"])  # again: its page
+    pg.wait_for_url(f"**/{lang}/pr/91006.html")
+    pg.click("section.related a[href='../graph.html?focus=91006']")
+    pg.wait_for_url(f"**/{lang}/graph.html?focus=91006")
+    pg.wait_for_selector("#graph[data-ready='1']", timeout=15000)
+    got = check_focus("pr:91006")
+    pg.mouse.click(got["box"][0] + 6, got["box"][1] + 6)  # the background: all again
+    pg.wait_for_function("() => document.getElementById('graph').dataset.focus === ''")
+    got = pg.evaluate(AXIS_JS)
+    assert not got["panel"] and all(n["cls"] == [] for n in got["nodes"])
+    assert "focus=" not in pg.url
+    # a PR of a smaller group: every group is shown, the PR highlighted
+    pg.goto(dense_url + f"{lang}/graph.html?focus=92001")
+    pg.wait_for_selector("#graph[data-ready='1']", timeout=15000)
+    got = check_focus("pr:92001")
+    assert pg.is_checked("#g-all") and len(got["nodes"]) == len(data["nodes"])
+    ctx.close()
+    watch.check()
+
+
+# --- long titles and expressions -------------------------------------------------------------
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_layout_of_long_titles_and_expressions(browser: Any, many_url: str, tmp_path: Path,
+                                               width: int) -> None:
+    """A title of one long word and a conditional value (a long expression) wrap in their
+    boxes; search results too; nothing makes a page scroll sideways."""
+    slug = builder_slug(EXPR_PATH, "ExprMetadataBuilder")
+    paths = [f"{lang}/{p}" for lang in ("en", "zh")
+             for p in ("index.html", "pr/94000.html", "matrix.html", f"builder/{slug}.html",
+                       "graph.html?focus=94000", "search.html#q=spindle")]
+    failures, _ = page_layout_problems(browser, many_url, paths, width, tmp_path)
+    assert not failures, "\n".join(
+        f"{p} ({width}px): " + "\n    ".join(v[:8]) for p, v in failures.items()
+    ) + f"\nscreenshots in {tmp_path}"

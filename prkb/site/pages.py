@@ -140,6 +140,12 @@ def plan_pages(
     timeline = _Summaries(data)
     counts = whole.counts if whole is not None else _counts(data)
     total = whole.total if whole is not None else len(data.prs)
+    # the timeline's builder filter: every builder a PR changed (the whole site's, also from
+    # a partial read)
+    builder_options = filter_builders(
+        whole.builders if whole is not None
+        else [(slug, b["class"], b["file"]) for slug, b in data.builders.items() if b["prs"]]
+    )
     # each builder's history without its PRs (their own hashes stand for them), made once
     # for its hash and for the model
     histories = {} if whole is not None else {
@@ -232,8 +238,8 @@ def plan_pages(
         fixed = fixed_by_lang[lang]
         pages.append(Page(
             f"{lang}/index.html", "site/index.html",
-            {**common, "h": h_home, "c": counts, "n": total},
-            partial(_index_context, fixed, timeline, total=total,
+            {**common, "h": h_home, "c": counts, "n": total, "b": builder_options},
+            partial(_index_context, fixed, timeline, total=total, builders=builder_options,
                     counts=counts, risk_codes=list(gl.get("risk_tags", {})),
                     directions=list(gl.get("directions", {})), platforms=profile.platforms),
             lang=lang,
@@ -367,6 +373,8 @@ class Whole:
     weeks: dict[str, list[int]]  # digest week -> its PRs
     week_ends: dict[str, str]
     slugs: frozenset[str]  # every PR page's slug
+    # every builder a PR changed: (slug, class, file), in the order of the site's builders
+    builders: list[tuple[str, str, str]] = field(default_factory=list)
 
 
 class _Lazy:
@@ -405,6 +413,15 @@ class _Summaries:
 
     def newest(self, n: int) -> list[dict[str, Any]]:
         return [self.of(p["id"]) for p in self._data.prs[:n]]
+
+
+def filter_builders(builders: list[tuple[str, str, str]]) -> list[dict[str, str]]:
+    """The options of the timeline's builder filter, from (slug, class, file) in the site's
+    order of builders (by class, then file): each named by its class, and by its file too
+    when another builder has the same class name (a V0 and a V1 class)."""
+    names = Counter(cls for _slug, cls, _file in builders)
+    return [{"slug": slug, "class": cls, "label": cls if names[cls] == 1 else f"{cls} ({file})"}
+            for slug, cls, file in builders]
 
 
 def _month(date: str) -> str:
@@ -573,7 +590,9 @@ def _timeline_part(timeline: _Summaries, ids: list[int]) -> dict[str, Any]:
         rows.append({
             "s": p["slug"], "l": p["label"], "t": p["title"], "st": p["state"],
             "d": p["date"][:10], "pl": p["platforms"], "tg": p["tags"], "dr": p["directions"],
-            "c": [[c["class"], c["before"], c["after"], c["direction"]] for c in p["changes"]],
+            # a change: class, values before and after as shown, direction, builder slug
+            "c": [[c["class"], c["before"], c["after"], c["direction"], c["slug"]]
+                  for c in p["changes"]],
         })
     return {"body": _json_bytes(rows)}
 
@@ -670,8 +689,9 @@ def _graph_node(data: SiteData, key: str) -> dict[str, Any]:
     node."""
     pr = data.by_node.get(key)
     if pr is not None:  # what _other says of a PR of the site, without the detour
+        # its date (merged, closed or opened) places it on the graph's time axis
         return {"id": key, "label": pr["label"], "title": pr["title"][:160], "slug": pr["slug"],
-                "state": pr["state"], "kind": key.partition(":")[0]}
+                "state": pr["state"], "kind": key.partition(":")[0], "date": pr["date"][:10]}
     o = _other(data, key)
     return {"id": key, "label": o["label"], "title": o["title"][:160], "slug": o["slug"],
             "state": o["state"], "kind": key.partition(":")[0]}

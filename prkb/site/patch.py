@@ -109,6 +109,8 @@ def _patch_plan(b: PatchJob, model: dict[str, Any] | None) -> Plan | None:
         builder_hashes={slug: h["h"] for slug, h in model["builders"].items()},
         own=own, weeks=model["weeks"], week_ends=model["week_ends"],
         slugs=frozenset(v[2] for v in prs.values()),
+        builders=[(slug, h["class"], h["file"]) for slug, h in model["builders"].items()
+                  if h["ids"]],
     )
     known = unchanged_hashes(data, old, changed, currents)
     plan = plan_pages(b.store, data, b.profile, b.langs, base_url=b.base_url,
