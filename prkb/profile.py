@@ -95,10 +95,10 @@ class Profile:
     setters: dict[str, int | str] = field(default_factory=dict)
 
     @property
-    def set_names(self) -> tuple[str, ...]:
-        """The names a setting of the value outside the class body is found by: the family
-        (when ``__init__`` assignments count) and the setter calls."""
-        return (*(self.family if self.init_sets else ()), *self.setters)
+    def builder_bases(self) -> set[str]:
+        """The root builder bases (``audit.builder_bases``); none: every class that sets the
+        value or inherits it from a scanned class is read as a holder of it."""
+        return {str(r) for r in self.audit.get("builder_bases", [])}
 
     def kind_of(self, attr: str | None) -> str:
         """The kind of a value of spelling ``attr`` (a bool spelling of an enum profile is a

@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from ..errors import InputError
 from ..gitobj import GitRepo, TreeEntry
@@ -335,15 +335,19 @@ def _rule_module(profile: Profile) -> ModuleType | None:
         raise InputError(f"profile {profile.name}: unknown rule module {profile.rules!r}") from e
 
 
-# memos by profile: ``id(profile)`` -> (the profile itself, so an id reused by a later
-# profile never hits, and what was computed for it)
-_RELEVANCE: dict[int, tuple[Profile, re.Pattern[str] | None]] = {}
+# what is computed once per profile: (what, ``id(profile)``) -> (the profile itself, so an id
+# reused by a later profile never hits, and what was computed for it)
+_PER_PROFILE: dict[tuple[str, int], tuple[Profile, Any]] = {}
+_T = TypeVar("_T")
 
 
-def roots_of(profile: Profile) -> set[str]:
-    """The root builder bases (``audit.builder_bases``); none: every class that sets the value
-    or inherits it from a scanned class is read as a holder of it (:func:`compute_builders`)."""
-    return {str(r) for r in profile.audit.get("builder_bases", [])}
+def _per_profile(profile: Profile, make: Callable[[Profile], _T]) -> _T:
+    """``make(profile)``, computed once per profile object."""
+    key = (make.__name__, id(profile))
+    hit = _PER_PROFILE.get(key)
+    if hit is None or hit[0] is not profile:
+        hit = _PER_PROFILE[key] = (profile, make(profile))
+    return cast(_T, hit[1])
 
 
 def file_markers(profile: Profile) -> list[str]:
@@ -351,7 +355,7 @@ def file_markers(profile: Profile) -> list[str]:
     profile without builder bases and markers, the family and the setter calls (a file that
     names none of them holds no class that sets the value)."""
     markers = [str(m) for m in profile.audit.get("file_markers", [])]
-    if not markers and not roots_of(profile):
+    if not markers and not profile.builder_bases:
         markers = list(dict.fromkeys([*profile.family, *profile.setters]))
     return markers
 
@@ -372,13 +376,13 @@ def _relevance_regex(profile: Profile) -> re.Pattern[str] | None:
     Known blind spot: a builder subclass whose header names no marker and that declares nothing
     (``class Foo(Bar): pass``) in a file without other markers is not read.
     """
-    key = id(profile)
-    if key in _RELEVANCE and _RELEVANCE[key][0] is profile:
-        return _RELEVANCE[key][1]
+    return _per_profile(profile, _make_relevance_regex)
+
+
+def _make_relevance_regex(profile: Profile) -> re.Pattern[str] | None:
     audit = profile.audit
     markers = [str(m) for m in audit.get("file_markers", [])]
     if not markers:  # (a profile without builder bases: its markers alone choose the files)
-        _RELEVANCE[key] = (profile, None)
         return None
     attrs = [*profile.family, *_extra_attrs(profile)]
     builder_m = str(audit.get("backend_builder_method", "get_builder_cls"))
@@ -388,12 +392,7 @@ def _relevance_regex(profile: Profile) -> re.Pattern[str] | None:
     if attr_alt:
         parts.append(rf"^[ \t]+(?:{attr_alt})[ \t]*[:=]")
     parts.append(rf"def[ \t]+{re.escape(builder_m)}\b")
-    pat = re.compile("|".join(f"(?:{p})" for p in parts), re.MULTILINE)
-    _RELEVANCE[key] = (profile, pat)
-    return pat
-
-
-_SKIM: dict[int, tuple[Profile, tuple[set[str], set[str], dict[str, set[str]]]]] = {}
+    return re.compile("|".join(f"(?:{p})" for p in parts), re.MULTILINE)
 
 
 def rule_names(profile: Profile) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
@@ -425,15 +424,16 @@ def skim_words(profile: Profile) -> tuple[set[str], set[str], dict[str, set[str]
     the threshold attributes and a parent's ``__init__``, and the dynamic-support methods and
     the backend's name and builder methods whole. ``bench/skim_check.py`` checks on a real
     history that the facts read are the same as from the full source."""
-    key = id(profile)
-    if key not in _SKIM or _SKIM[key][0] is not profile:
-        audit = profile.audit
-        _, calls, attrs = rule_names(profile)
-        keep = {*profile.methods,
-                str(audit.get("backend_builder_method", "get_builder_cls")),
-                str(audit.get("backend_name_method", "get_name"))}
-        _SKIM[key] = (profile, (set(calls), keep, {"__init__": {*attrs, "__init__"}}))
-    return _SKIM[key][1]
+    return _per_profile(profile, _make_skim_words)
+
+
+def _make_skim_words(profile: Profile) -> tuple[set[str], set[str], dict[str, set[str]]]:
+    audit = profile.audit
+    _, calls, attrs = rule_names(profile)
+    keep = {*profile.methods,
+            str(audit.get("backend_builder_method", "get_builder_cls")),
+            str(audit.get("backend_name_method", "get_name"))}
+    return set(calls), keep, {"__init__": {*attrs, "__init__"}}
 
 
 def parse_skimmed(
@@ -466,7 +466,7 @@ def _load_modules(
     """The facts of each module among ``entries`` (a revision's :func:`scan_entries`) that the
     audit reads, parsed once per blob (``cache``)."""
     markers = file_markers(profile)
-    glob = profile.raw.get("profile", {}).get("python_glob", "*.py")
+    glob = profile.python_glob
     relevant = _relevance_regex(profile)
     byte_markers = [m.encode() for m in markers]
     words, keep, guarded = skim_words(profile)
@@ -691,7 +691,7 @@ def compute_builders(
     code reads at this revision (:func:`read_spellings`); without them, the one the root
     builder base declares is taken as read."""
     audit = profile.audit
-    roots = roots_of(profile)
+    roots = profile.builder_bases
     mla_roots = set(audit.get("mla_bases", []))
     family = list(profile.family)
     methods = set(profile.methods)
@@ -807,9 +807,7 @@ def compute_builders(
         )
         info.values = _tracked(hier, ref, mro, info, profile, roots)
         got = info.values[profile.display]
-        if got.get("source", "").startswith((state.INIT, state.INHERITED)) and \
-                got.get("value") is not None and decided_by is None and (
-                    profile.init_sets or profile.setters):
+        if (got.get("source") == state.INIT or got.get("via")) and got.get("value") is not None:
             # an ``__init__`` (or a setter call) sets what the instance holds: that is in force
             info.effective = str(got["value"])
             info.levels, info.condition = value_levels(info.effective, profile)
@@ -833,8 +831,7 @@ def _tracked(
         # set in ``__init__`` or by a setter call, over the class attribute in force
         attrs = profile.family if profile.init_sets else ()
         calls: dict[str, int | str | None] = dict(profile.setters)
-        sym = state.init_value(hier, ref, mro, attrs, calls, roots,
-                               sym.value if sym.source != state.ABSENT else None) or sym
+        sym = state.init_value(hier, ref, mro, attrs, calls, roots, sym.value) or sym
     # each value unknown where a base the scan cannot read comes before its source
     out = {profile.display: state.unseen(mro, sym).to_json()}
     main = str(audit.get("threshold_attr") or "")

@@ -217,8 +217,9 @@ def _apply(prev: str | None, sets: Iterable[ThresholdSet], attrs: Collection[str
                 new = f"{name}({_put(own, args, before)}"
             arg = calls.get(ts.attr)
             carried = _arg_text(ts, arg) if arg is not None else None
-            if carried is not None and carried in dict(ts.bound):
-                carried = _local_text(dict(ts.bound)[carried])  # a local set before the call
+            local = dict(ts.bound)
+            if carried is not None and carried in local:
+                carried = _local_text(local[carried])  # a local set before the call
             if carried is not None:  # (the call named as written)
                 new, this_via = (_put(own, carried, before) if before is not None
                                  else carried), _call_text(ts)

@@ -267,7 +267,7 @@ def _meaning(level: str | None, profile: Profile) -> dict[str, str]:
 def declaration_changes(
     repo: GitRepo, files: list[FileChange], profile: Profile, warn: Warn
 ) -> list[LevelChange]:
-    glob = str(profile.raw.get("profile", {}).get("python_glob", "*.py"))
+    glob = profile.python_glob
     raw: list[SymbolChange] = []
     for fc in files:
         path = fc.path or fc.old_path or ""

@@ -124,7 +124,7 @@ def pickaxe(
     that only the unreadable commit is skipped.
     """
     regex = profile.git_pickaxe_regex()
-    glob = profile.raw["profile"].get("python_glob", "*.py")
+    glob = profile.python_glob
     proc = git.popen(
         [
             "log",
@@ -386,7 +386,7 @@ def declaring_files(git: GitRepo, rev: str, profile: Profile) -> set[str]:
     definition of a watched method (``git grep``): where the declaration scan starts. The
     pickaxe's hits add the files that held declarations only in the past; nothing is decided
     from these lines, they only choose where to look."""
-    glob = profile.raw["profile"].get("python_glob", "*.py")
+    glob = profile.python_glob
     r = git.run(
         ["grep", "-l", "-E", profile.git_declaring_regex(), rev, "--", glob], check=False
     )
@@ -487,7 +487,7 @@ def _match_readable_files(
     except GitError as e:
         warn(f"commit {sha[:12]}: cannot list its files ({e}); skipped")
         return []
-    glob = profile.raw["profile"].get("python_glob", "*.py")
+    glob = profile.python_glob
     matched: list[str] = []
     for rc in raw:
         if not fnmatch.fnmatch(rc.path.rsplit("/", 1)[-1], glob):

@@ -393,7 +393,7 @@ def _threshold_from_state(
     for the root builder base itself, code ``threshold-root``. Without a reading the note
     says only what the class shows."""
     attr = str(profile.audit.get("threshold_attr") or "")
-    roots = {str(r) for r in profile.audit.get("builder_bases", [])}
+    roots = profile.builder_bases
     row = next((b for b in levels if b.get("class") == ex["class"]
                 and b.get("file") == ex["file"]), None)
     got = (row or {}).get("values", {}).get(attr) if attr else None
@@ -457,7 +457,7 @@ def _framework(facts: dict[str, Any], rows: list[dict[str, Any]], profile: Profi
     each back. ``read``: the spelling the code reads after the commit and where (``None``
     when no reading site was found: the base's declaration is then taken as read, and the
     sentence says so)."""
-    roots = {str(r) for r in profile.audit.get("builder_bases", [])}
+    roots = profile.builder_bases
     left = sorted({r["class"] for r in rows if r["value"] == profile.display
                    and r["after"].get("kind") == "stale"
                    and r["before"].get("kind") not in ("stale", "no-builder")})
