@@ -15,7 +15,9 @@ The stages, in pipeline order:
 - **collect**: :func:`collect_git` (a clone), :func:`collect_github` (the API; starting from
   the PRs git found when the knowledge base holds git records), :func:`import_jsonl` /
   :func:`export_jsonl` (snapshots), :func:`ingest` (one record) and :func:`ingest_all` (what
-  a collector yields);
+  a collector yields: :class:`Collected` items); :class:`Collector`, the protocol of a
+  ``prkb collect`` source that another package adds through the entry-point group
+  ``prkb.collectors``;
 - **analyze**: :func:`audit_revision` (builders and findings at a revision),
   :func:`run_check` (a pull request: base against head);
 - **graph**: :func:`build_relations`, :func:`load_graph` (networkx);
@@ -44,6 +46,8 @@ _API: dict[str, str] = {
     "NotFound": "prkb.errors",
     "ingest": "prkb.ingest",
     "ingest_all": "prkb.ingest",
+    "Collected": "prkb.ingest",
+    "Collector": "prkb.collect.plugin",
     "collect_git": "prkb.collect.git",
     "collect_github": "prkb.collect.github_kb",
     "import_jsonl": "prkb.collect.snapshot",
@@ -61,6 +65,8 @@ _API: dict[str, str] = {
 }
 
 __all__ = [
+    "Collected",
+    "Collector",
     "InputError",
     "NotFound",
     "PrkbError",
@@ -91,11 +97,12 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time names load on first
     from .check import run_check
     from .collect.git import collect_git
     from .collect.github_kb import collect_github
+    from .collect.plugin import Collector
     from .collect.snapshot import export_jsonl, import_jsonl
     from .docsdrift import drift_at
     from .errors import InputError, NotFound, PrkbError
     from .graph import build_relations, load_graph
-    from .ingest import ingest, ingest_all
+    from .ingest import Collected, ingest, ingest_all
     from .matrix import matrix_at
     from .paths import data_dir
     from .profile import Profile, load_profile

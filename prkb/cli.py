@@ -53,8 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[common],
         description=(
             "PR-analysis knowledge base: collects the pull requests that touch a tracked symbol "
-            "(default profile: vLLM's _cudagraph_support and its older spellings), analyses "
-            "each change, links PRs into a typed graph, and writes reports, a site and a digest."
+            "(a profile says which: `prkb profile check NAME` shows it; the default profile is "
+            "vllm-cudagraph), analyses each change, links PRs into a typed graph, and writes "
+            "reports, a site and a digest."
         ),
         epilog="Run 'prkb demo' to build a knowledge base from the bundled data and write reports.",
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -108,6 +108,20 @@ class IngestCounts:
 
     def count(self, res: IngestResult) -> None:
         setattr(self, res.outcome, getattr(self, res.outcome) + 1)
+
+    def summary(self) -> str:
+        """One line: what the run stored (what ``prkb collect`` prints for a collector that
+        returns these counts)."""
+        rel = self.relations or {}
+        return (
+            f"{self.items} items collected: {self.new} new, {self.updated} updated, "
+            f"{self.unchanged} unchanged, {self.older} older, {self.failed} refused records"
+            + (f"; {rel.get('relations', 0)} relations" if self.relations is not None else "")
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The counts as a JSON object (``prkb collect ... --json``)."""
+        return asdict(self)
 
 
 # --- one record ----------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .analyze.audit import AuditResult, BuilderInfo, audit_revision
+from .analyze.audit import AuditResult, BuilderInfo, audit_revision, rule_column
 from .dates import parse_time, utc_stamp
 from .errors import InputError
 from .gitobj import GitRepo
@@ -35,7 +35,8 @@ def backend_label(b: BuilderInfo) -> str:
 
 
 def spec_label(ready: bool | None) -> str:
-    """How the matrix shows a builder's spec-decode readiness (yes, no, not needed, unknown)."""
+    """How the matrix shows what the audit rule reads of a class: it meets the rule (yes), it
+    does not (no), the rule does not apply or nothing was read (n/a)."""
     return "yes" if ready else "n/a" if ready is None else "no"
 
 
@@ -177,7 +178,8 @@ def to_markdown(rows: list[dict[str, Any]], profile: Profile, rev: str = "") -> 
         "Attention Backend" if profile.docs.get("table_doc") else "Backend", level_header,
         "Comments", "Builder" if profile.audit.get("builder_bases") else "Class", "File",
         "Declared",
-        *(["Dynamic"] if dynamic else []), *(["Spec decode"] if spec else []), "Last PR",
+        *(["Dynamic"] if dynamic else []), *([rule_column(profile.rules)] if spec else []),
+        "Last PR",
     ]
     out = []
     if rev:
@@ -315,14 +317,18 @@ def history_markdown(
     out = []
     if until is not None:
         out.append(f"Readings of commits made at or before {until}.\n")
-    out.append("| Builder | File | Date | Commit | PR | Level | Spec-decode ready |")
-    out.append("| --- | --- | --- | --- | --- | --- | --- |")
+    # the audit rule's column only where the profile names a rule
+    rule = [rule_column(profile.rules)] if profile.rules else []
+    head = ["Builder" if profile.audit.get("builder_bases") else "Class", "File", "Date",
+            "Commit", "PR", "Level", *rule]
+    out.append("| " + " | ".join(head) + " |")
+    out.append("| " + " | ".join("---" for _ in head) + " |")
     for lv in rows:
         pr = f"#{lv['pr_ref']}" if str(lv["pr_ref"] or "").isdigit() else (lv["pr_ref"] or "-")
         cells = [f"`{lv['class']}`", f"`{lv['file']}`", str(lv["committed_at"])[:10],
                  f"`{str(lv['commit_sha'])[:10]}`", pr, reading_text(lv, profile),
-                 spec_label(lv["spec_ready"])]
+                 *([spec_label(lv["spec_ready"])] if rule else [])]
         out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     if not rows:
-        out.append("| - | - | - | - | - | no readings | - |")
+        out.append("| " + " | ".join(["-"] * 5 + ["no readings"] + ["-"] * len(rule)) + " |")
     return "\n".join(out) + "\n"

@@ -19,7 +19,7 @@ SCHEMA = "profile.schema.json"  # beside the profiles, in data/profiles/
 
 #: The keys of ``[wording]`` (as ``profile.schema.json`` lists them; a test holds them equal).
 WORDING_KEYS = ("feed", "digest_feed", "level", "raise_gain", "raise_risk", "lower_gain",
-                "lower_cost", "lowered_test", "raised_test", "core_tag")
+                "lower_cost", "lowered_test", "raised_test", "core_tag", "holder", "holders")
 #: What the code takes for an ``[audit]`` key a profile leaves out: :attr:`Profile.audit` holds
 #: them filled in, so every reader sees one value (the schema's ``default`` of each key says the
 #: same; ``tests/test_profile_schema_docs.py`` holds them equal).
@@ -75,6 +75,8 @@ class Profile:
     platforms: tuple[Platform, ...]
     title_tags: dict[str, tuple[str, ...]]
     features: dict[str, tuple[str, ...]]
+    #: ``[feature_labels]``: feature -> {"en": ..., "zh": ...} (see :meth:`feature_label`)
+    feature_labels: dict[str, dict[str, str]]
     #: ``[audit]``, with :data:`AUDIT_DEFAULTS` for the keys it leaves out
     audit: dict[str, Any]
     docs: dict[str, Any]
@@ -254,6 +256,11 @@ class Profile:
                               if any(t.lower() in tags for t in plat.title_tags))
         return self._remember((kind, text), found)
 
+    def feature_label(self, name: str, lang: str) -> str:
+        """What reports of ``lang`` call the feature ``name`` (its key when the profile's
+        ``[feature_labels]`` has no label for it)."""
+        return self.feature_labels.get(name, {}).get(lang, name)
+
     def words(self, lang: str) -> dict[str, str]:
         """The ``[wording]`` texts of ``lang`` by key (both languages are required per key);
         a key the profile leaves out is ``""``, and the template says its generic text."""
@@ -403,6 +410,10 @@ def profile_problems(raw: dict[str, Any], *, schema: bool = True) -> list[Profil
         if value is not None and value not in levels:
             out.append(ProfileProblem(where, f"{value!r} is not one of levels.order "
                                              f"({', '.join(levels)})", where))
+    for key in raw.get("feature_labels", {}):
+        if key not in raw.get("features", {}):
+            where = ("feature_labels", key)
+            out.append(ProfileProblem(where, f"{key!r} is not a key of [features]", where))
     for key, texts in raw.get("wording", {}).items():
         takes = WORDING_PLACEHOLDERS.get(key, frozenset())
         for lang, text in texts.items():
@@ -413,13 +424,20 @@ def profile_problems(raw: dict[str, Any], *, schema: bool = True) -> list[Profil
                     out.append(ProfileProblem(where, f"unknown placeholder {{{name}}} (this "
                                                      f"key takes {allowed})", where))
     rules = raw["profile"].get("rules", "")
-    if rules and not (Path(__file__).parent / "analyze" / "rules" / f"{rules}.py").is_file():
-        known = sorted(p.stem for p in (Path(__file__).parent / "analyze" / "rules").glob("*.py")
-                       if not p.stem.startswith("_"))
+    if rules and rules not in rule_modules():
+        known = rule_modules()
         where = ("profile", "rules")
         out.append(ProfileProblem(where, f"unknown rule module {rules!r} "
                                          f"(known: {', '.join(known) or 'none'})", where))
     return out
+
+
+def rule_modules() -> list[str]:
+    """The audit rule modules a profile can name (``[profile] rules``): the modules and
+    packages of ``prkb/analyze/rules/``."""
+    here = Path(__file__).parent / "analyze" / "rules"
+    return sorted({p.stem for p in here.glob("*.py") if not p.stem.startswith("_")}
+                  | {p.parent.name for p in here.glob("*/__init__.py")})
 
 
 def validate_profile(raw: dict[str, Any], path: Path | str, *, schema: bool = True) -> None:
@@ -475,6 +493,7 @@ def build_profile(raw: dict[str, Any]) -> Profile:
         ),
         title_tags={k: _tuple(v) for k, v in raw.get("title_tags", {}).items()},
         features={k: _tuple(v) for k, v in raw.get("features", {}).items()},
+        feature_labels={k: dict(v) for k, v in raw.get("feature_labels", {}).items()},
         audit={**AUDIT_DEFAULTS, **raw.get("audit", {})},
         docs=dict(raw.get("docs", {})),
         wording={k: dict(v) for k, v in raw.get("wording", {}).items()},

@@ -1,7 +1,8 @@
 """The snapshot record: one PR in the shape of GitHub's REST API, validated.
 
-Every source (git, GitHub, curated JSONL) produces this shape; ``normalize_record`` checks
-it and returns a clean copy, or raises :class:`InputError` naming the field that is wrong.
+Every source (git, GitHub, curated JSONL, a collector plug-in) produces this shape;
+``normalize_record`` checks it and returns a clean copy, or raises :class:`InputError` naming
+the field that is wrong.
 """
 
 from __future__ import annotations
@@ -14,7 +15,10 @@ from .dates import parse_when, utc_stamp
 from .errors import InputError
 from .progress import BIDI_CONTROLS
 
-SOURCES = ("github", "git", "git+github", "curated")
+# where a record comes from: the bundled collectors write github, git, git+github (one PR from
+# both) and curated; a collector plug-in names its own (prkb.collect.plugin)
+SOURCE_NAME = re.compile(r"[a-z][a-z0-9]*(?:[+._-][a-z0-9]+)*")
+MAX_SOURCE = 40
 # a review comment's keys kept besides user, path, diff_hunk, body, created_at (GitHub's ids, so
 # threads can be rebuilt from in_reply_to_id, and the lines and commits it was made on)
 REVIEW_COMMENT_INTS = ("id", "in_reply_to_id", "line", "original_line", "position")
@@ -134,8 +138,10 @@ def normalize_record(obj: Any) -> dict[str, Any]:
     """A validated copy of one snapshot record (unknown keys are dropped)."""
     rec = _obj(obj, "the record")
     source = _s(rec.get("source"), "source") or "github"
-    if source not in SOURCES:
-        raise InputError(f"'source' must be one of {', '.join(SOURCES)}, got {source!r:.40}")
+    if len(source) > MAX_SOURCE or not SOURCE_NAME.fullmatch(source):
+        raise InputError(
+            "'source' must be a lowercase name such as github, git, git+github, curated or "
+            f"gitlab (letters, digits and + . _ - between them), got {source!r:.40}")
     number = _int(rec.get("number"), "number")
     if number is not None and number <= 0:
         raise InputError(f"'number' must be positive, got {number}")

@@ -122,6 +122,19 @@ def test_show_json_shape_and_unknown_pr(tmp_path):
     assert missing.stderr.strip() == f"prkb: error: no PR 999999 in the knowledge base {db}"
 
 
+def test_show_json_has_the_discussion_the_report_quotes(tmp_path):
+    """``show --json`` gives what the report reads of the discussion (status, author, topics
+    with their decisive quotes) and the description, so a script sees what a reader sees."""
+    db = str(tmp_path / "kb.sqlite")
+    assert run("--db", db, "import", str(CURATED)).returncode == 0
+    facts = json.loads(run("--db", db, "show", "45149", "--json").stdout)
+    disc = facts["discussion"]
+    assert disc["status"] == "topics" and facts["body"].strip()
+    quotes = [t["decisive"]["text"] for t in disc["topics"] if t["decisive"]]
+    report = run("--db", db, "report", "45149", "--lang", "en").stdout
+    assert len(quotes) == 3 and all(q[:50] in report for q in quotes)
+
+
 def test_db_flag_beats_env_beats_default(tmp_path):
     env_db = tmp_path / "env.sqlite"
     flag_db = tmp_path / "flag.sqlite"

@@ -7,17 +7,22 @@ digest (text and HTML) in both languages. Every domain word comes from the profi
 
 from __future__ import annotations
 
+import ast
+import io
 import json
 import re
 import tomllib
+from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
+from babel.messages.pofile import read_po
 from gitrepo import GitRepoBuilder
 from zhstyle import counts, measure, proper_names
 
+from prkb.cli import main
 from prkb.collect.git import collect_git
 from prkb.paths import data_dir, templates_dir
 from prkb.profile import WORDING_KEYS, WORDING_PLACEHOLDERS, load_profile
@@ -34,6 +39,11 @@ CUDA_GRAPH = re.compile(
     r"CUDA|cudagraph|CGSupport|captur|full[- ]graph|launch overhead|捕获|完整图|启动开销",
     re.IGNORECASE,
 )
+# the CUDA-graph rule's own vocabulary: speculative decoding and its decode threshold (the
+# second profile names speculative decoding as a feature of its own: its outputs are checked
+# for the rule's words, its profile's words are its own)
+RULE = re.compile(r"speculative|推测解码|threshold|阈值|\bMTP\b|EAGLE|reorder", re.IGNORECASE)
+FIRST = re.compile(f"{CUDA_GRAPH.pattern}|{RULE.pattern}", re.IGNORECASE)
 
 MLA = "vllm/model_executor/layers/attention/mla_attention.py"  # a core path of the profile
 FLASHMLA = "vllm/v1/attention/backends/mla/flashmla.py"
@@ -113,9 +123,40 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
                         store, n, lang=lang, fmt=fmt, profile=profile)
         for fmt in ("text", "html"):
             out[f"digest {fmt}"] = render_digest(store, WEEK, "both", fmt, profile=profile)
+    out.update(_commands(tmp / "kb.sqlite", repo))
     for path in sorted((tmp / "site").rglob("*")):
         if path.is_file() and path.suffix in (".html", ".xml", ".json", ".txt"):
             out["site " + str(path.relative_to(tmp / "site"))] = path.read_text("utf-8")
+    return out
+
+
+def _commands(db: Path, repo: GitRepoBuilder) -> dict[str, str]:
+    """What the CLI prints for the second profile: the matrix (Markdown, JSON, history), the
+    audit, ``check`` in its four formats over the whole history, list, show, timeline,
+    lineage, the graph and each command's ``--help`` (name -> stdout and stderr)."""
+    src = str(repo.path)
+    runs = {
+        "matrix md": ["matrix", src], "matrix json": ["matrix", src, "--format", "json"],
+        "matrix history": ["matrix", "--history"], "audit": ["audit", src],
+        "audit json": ["audit", src, "--json"],
+        **{f"check {fmt}": ["check", src, "--base", repo.shas[0], "--format", fmt]
+           for fmt in ("text", "json", "sarif", "github")},
+        "list": ["list"], "show": ["show", "302"], "show json": ["show", "302", "--json"],
+        "timeline": ["timeline", "FlashMLAMetadataBuilder"], "lineage": ["lineage", "304"],
+        "graph": ["graph", "--format", "mermaid"],
+    }
+    out: dict[str, str] = {}
+    for name, args in runs.items():
+        stdout, stderr = io.StringIO(), io.StringIO()
+        with redirect_stdout(stdout), redirect_stderr(stderr):
+            rc = main(["--db", str(db), "--profile", "vllm-query-len", "-q", *args])
+        assert rc in (0, 1), (name, rc, stderr.getvalue())
+        out[f"cli {name}"] = stdout.getvalue() + stderr.getvalue()
+    for cmd in ("matrix", "audit", "check", "timeline", "list", "show", "site", "digest"):
+        stdout = io.StringIO()
+        with redirect_stdout(stdout), pytest.raises(SystemExit):
+            main(["--profile", "vllm-query-len", cmd, "--help"])
+        out[f"cli {cmd} --help"] = stdout.getvalue()
     return out
 
 
@@ -124,9 +165,18 @@ def _words(key: str, lang: str) -> str:
 
 
 def test_no_cuda_graph_wording_anywhere(outputs: dict[str, str]) -> None:
+    """Not a word of the CUDA-graph profile or of its rule in any output of the second
+    profile: site, reports, digest, and what the CLI prints (matrix, audit, check in its four
+    formats, ...)."""
     assert len([k for k in outputs if k.startswith("site ")]) > 20
-    found = {name: sorted({m.group(0) for m in CUDA_GRAPH.finditer(text)})
-             for name, text in outputs.items() if CUDA_GRAPH.search(text)}
+    assert len([k for k in outputs if k.startswith("cli ")]) == 23
+    assert '"version": "2.1.0"' in outputs["cli check sarif"]
+    assert "FlashMLAMetadataBuilder" in outputs["cli matrix md"]
+    # (a help text may name the default profile: a name)
+    said = {name: text.replace("vllm-cudagraph", "") if name.endswith("--help") else text
+            for name, text in outputs.items()}
+    found = {name: sorted({m.group(0) for m in FIRST.finditer(text)})
+             for name, text in said.items() if FIRST.search(text)}
     assert found == {}
 
 
@@ -245,13 +295,57 @@ def test_the_wording_keys_are_the_schema_keys() -> None:
     assert tuple(load_profile("vllm-cudagraph").wording) == WORDING_KEYS  # it says them all
 
 
+def _template_text(path: Path) -> str:
+    """A template's text outside its tags, comments and expressions (its messages are the
+    catalogs': checked there)."""
+    return re.sub(r"\{%.*?%\}|\{\{.*?\}\}|\{#.*?#\}", " ",
+                  path.read_text(encoding="utf-8"), flags=re.S)
+
+
+def _python_sentences() -> dict[str, list[str]]:
+    """The string constants of prkb's code that hold a space (a sentence, a help text, a
+    column title), outside docstrings and the audit rule modules, by file."""
+    import prkb
+
+    root = Path(prkb.__file__).parent
+    out: dict[str, list[str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        if "rules" in path.relative_to(root).parts:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docs = {id(n.body[0].value) for n in ast.walk(tree)
+                if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef,
+                                  ast.AsyncFunctionDef))
+                and n.body and isinstance(n.body[0], ast.Expr)}
+        found = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)
+                 and isinstance(n.value, str) and " " in n.value and id(n) not in docs]
+        if found:
+            out[str(path.relative_to(root))] = found
+    return out
+
+
 def test_no_domain_word_outside_the_profiles() -> None:
-    """The glossary, the catalogs' messages and the site's templates name no CUDA graph: the
-    CUDA-graph words are the CUDA-graph profile's (its [wording], meanings, rule texts)."""
+    """The glossary, every catalog message (msgid and msgstr, both languages), the templates'
+    own text and prkb's Python sentences name no CUDA graph and no word of its rule: those
+    are the CUDA-graph profile's ([wording], meanings, [feature_labels], [check.rules]) and
+    its rule module's (``prkb/analyze/rules/cudagraph/words.py``). The default profile's
+    name, a name, may be said."""
     glossary = (data_dir() / "glossary.toml").read_text(encoding="utf-8")
-    assert not CUDA_GRAPH.search(glossary)
-    site = {p.name: p.read_text(encoding="utf-8")
-            for p in (templates_dir() / "site").glob("*.html")}
-    assert site and {n: t for n, t in site.items() if CUDA_GRAPH.search(t)} == {}
+    assert not FIRST.search(glossary)
+    templates = {str(p.relative_to(templates_dir())): _template_text(p)
+                 for sub in ("site", "report", "digest") for p in (templates_dir() / sub).glob("*")
+                 if p.is_file()}
+    assert len(templates) > 20
+    assert {n: FIRST.findall(t) for n, t in templates.items() if FIRST.search(t)} == {}
+    messages = {}
+    for loc in ("en", "zh_CN"):
+        po = templates_dir() / "locales" / loc / "LC_MESSAGES" / "prkb.po"
+        catalog = read_po(po.open("rb"))
+        messages.update({f"{loc}: {m.id}": f"{m.id} {m.string}" for m in catalog if m.id})
+    assert len(messages) > 800
+    assert sorted(k for k, text in messages.items() if FIRST.search(text)) == []
+    sentences = {f: [s for s in found if FIRST.search(s.replace("vllm-cudagraph", ""))]
+                 for f, found in _python_sentences().items()}
+    assert {f: s for f, s in sentences.items() if s} == {}
     raw = tomllib.loads((data_dir() / "profiles" / "vllm-query-len.toml").read_text("utf-8"))
     assert raw["profile"]["rules"] == "" and not CUDA_GRAPH.search(str(raw))

@@ -355,7 +355,7 @@ def test_a_pure_file_rename_changes_no_state(tmp_path):
     store = collect(r.path, tmp_path / "kb.sqlite")
     assert sc(store, "41") == []
     text = render_report(store, "41", lang="en", fmt="md")
-    assert "no builder's effective value changed" in text
+    assert "the effective value of no builder changed" in text
     assert "raised" not in text.split("## Risks")[1].split("## Related")[0].lower()
 
 

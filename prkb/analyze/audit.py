@@ -31,6 +31,7 @@ from ..models import Finding
 from ..profile import Profile
 from . import state
 from .hierarchy import ClassRef, Hierarchy, ModuleFacts, module_name, read_imports
+from .rules import Words
 from .skim import skim
 from .symbols import (
     ClassFacts,
@@ -333,6 +334,25 @@ def _rule_module(profile: Profile) -> ModuleType | None:
         return importlib.import_module(f"prkb.analyze.rules.{profile.rules}")
     except ImportError as e:
         raise InputError(f"profile {profile.name}: unknown rule module {profile.rules!r}") from e
+
+
+def rule_column(rules: str) -> str:
+    """The title of the matrix column that shows what the rule module ``rules`` reads of each
+    class (its ``COLUMN``; "Audit rule" when it names none)."""
+    mod = importlib.import_module(f"prkb.analyze.rules.{rules}") if rules else None
+    return str(getattr(mod, "COLUMN", "Audit rule"))
+
+
+def rule_messages(rules: str) -> dict[str, Words]:
+    """The rule module ``rules``'s own wording of the report's generic audit messages
+    (:class:`~.rules.Words` by msgid; none for ``""`` or a module that words none)."""
+    if not rules:
+        return {}
+    try:
+        mod = importlib.import_module(f"prkb.analyze.rules.{rules}")
+    except ImportError as e:
+        raise InputError(f"unknown rule module {rules!r}") from e
+    return dict(getattr(mod, "MESSAGES", {}))
 
 
 # what is computed once per profile: (what, ``id(profile)``) -> (the profile itself, so an id

@@ -31,7 +31,7 @@ the record does not tell whether the PR had no discussion or the discussion was 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 QUOTE_CHARS = 280  # a decisive quote is cut at a word boundary before this many characters
@@ -414,3 +414,9 @@ def synthesize(rec: dict[str, Any]) -> Discussion:
         humans = rv or rc or cc
         return Discussion("empty" if humans else "bots-only", author, ())
     return Discussion("topics", author, tuple(topics))
+
+
+def discussion_json(record: dict[str, Any]) -> dict[str, Any]:
+    """The discussion of a stored record as :func:`synthesize` reads it, as plain JSON data
+    (``prkb show --json``): status, author, topics with their quotes."""
+    return asdict(synthesize(record))

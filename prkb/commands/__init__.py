@@ -9,9 +9,9 @@ from typing import Any
 COMMAND_MODULES = [
     "kbcmds",  # demo, import, export, list, show
     "reportcmds",  # report
-    "gitcmds",  # collect git, audit
+    "collectcmds",  # collect SOURCE: one subcommand per collector (prkb.collect.plugin)
+    "auditcmds",  # audit
     "checkcmds",  # check (a pull request: base against head)
-    "githubcmds",  # collect github
     "graphcmds",  # graph, timeline, lineage
     "matrixcmds",  # matrix, docs-drift
     "sitecmds",  # site build, site serve

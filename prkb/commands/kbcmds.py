@@ -99,7 +99,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "show",
         parents=[common],
         help="the facts of one PR",
-        description="Prints the stored facts of PR N (or a commit sha for records without a PR).",
+        description=(
+            "Prints the stored facts of PR N (or a commit sha for records without a PR). With "
+            "--json, also its description (or commit message) and its discussion as the report "
+            "reads it: status (unknown, bots-only, empty, topics), author and topics with their "
+            "quotes."
+        ),
     )
     p.add_argument("number", help="PR number (or commit sha)")
     p.add_argument("--json", action="store_true", help="print JSON (the default is a summary)")
@@ -232,9 +237,15 @@ def _side(value: str | None, source: str | None) -> str:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
+    from ..analyze.topics import discussion_json
+
     profile = profile_of(args)
     with open_store(args) as store:
-        facts = store.pr_facts(args.number)
+        row, facts = store.pr_row_and_facts(args.number)
+        rec = store.raw_record(row)
+    # what the report quotes: the description (or commit message) and the discussion's topics
+    facts["body"] = rec.get("body")
+    facts["discussion"] = discussion_json(rec)
     for c in facts["symbol_changes"]:  # what the value is: which directions it can have
         c["kind"] = profile.kind_of(c["attr"])
     if args.json:

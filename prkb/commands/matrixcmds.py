@@ -15,16 +15,19 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "matrix",
         parents=[common],
-        help="support matrix: every metadata builder's level of the profile's symbol at a revision",
+        help="support matrix: every class's value of the profile's symbol at a revision",
         description=(
-            "One row per metadata builder at REV, read from git objects: registered backend name "
-            "(from get_name()/get_builder_cls() where static), builder class, file, declared and "
-            "effective level (inherited where not declared), whether it is dynamic (and the "
-            "condition), spec-decode readiness as the audit computes it, and, when a knowledge "
-            "base exists (--db, $PRKB_DB or ./prkb.sqlite), the PR that last changed the "
-            "declaration. Markdown output uses the columns of the project's docs table plus "
-            "these extras. With --history, reads the levels the git collector recorded at each "
-            "collected commit instead (no PATH needed)."
+            "One row per class that holds the profile's value at REV (the subclasses of the "
+            "profile's audit.builder_bases, or every class that sets or inherits the value), "
+            "read from git objects: the registered backend name (through the profile's "
+            "audit.backend_builder_method and backend_name_method, where static), the class, "
+            "its file, the declared and effective value (inherited where not declared), "
+            "whether an overriding method decides it at run time (and the condition), what "
+            "the profile's audit rule reads of it, and, when a knowledge base exists (--db, "
+            "$PRKB_DB or ./prkb.sqlite), the PR that last changed the declaration. Markdown "
+            "output uses the columns of the project's docs table plus these extras. With "
+            "--history, reads the values the git collector recorded at each collected commit "
+            "instead (no PATH needed)."
         ),
     )
     p.add_argument("path", nargs="?", help="path of the git repository (work tree or bare)")
@@ -34,7 +37,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=["md", "json"], default="md",
                    help="output format (default: md, a Markdown table)")
     p.add_argument("--history", action="store_true",
-                   help="per builder (file and class), its level at each commit collected in "
+                   help="per class (file and class), its value at each commit collected in "
                         "the knowledge base, one Markdown row per change")
     p.set_defaults(func=cmd_matrix)
 

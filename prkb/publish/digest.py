@@ -720,6 +720,8 @@ def render_section(dg: Digest, lang: str, fmt: str, site_url: str | None = None)
         "dg_title": digest_title(dg.period, lang, dg.profile),
         "page_url": digest_url(dg.period, lang, site_url),
         "html_lang": "zh-CN" if lang == "zh" else "en",
+        # what the profile calls a class that holds the value ("" : the generic words)
+        "holder": dg.profile.words(lang)["holder"],
         **{name: plain_call(fn) for name, fn in calls.items()},
     }
     out = env.get_template(SECTION).render(**values)

@@ -32,6 +32,7 @@ from babel.messages.pofile import read_po
 from babel.support import Translations
 from markupsafe import Markup
 
+from ..analyze.audit import rule_messages
 from ..atomic import write_atomic
 from ..dates import parse_when
 from ..errors import InputError, PrkbError
@@ -87,13 +88,21 @@ class SubjectCatalog:
     """A language's catalog as a report about one kind of subject sees it: a message the
     catalog words for that subject (``msgctxt`` ``subject``, e.g. ``commit``: a commit
     without a pull request, where "this PR" would be untrue) comes from there; every other
-    message is the catalog's own. Without a subject it is the catalog itself."""
+    message is the catalog's own. Without a subject it is the catalog itself.
 
-    def __init__(self, catalog: Translations, subject: str) -> None:
+    ``own``: the profile's audit rule's wording of generic messages (msgid -> text of this
+    language and subject, :func:`~prkb.analyze.audit.rule_messages`), which comes first."""
+
+    def __init__(self, catalog: Translations, subject: str,
+                 own: dict[str, str] | None = None) -> None:
         self.catalog = catalog
         self.subject = subject
+        self.own = own or {}
 
     def gettext(self, msgid: str) -> str:
+        mine = self.own.get(msgid)
+        if mine is not None:
+            return mine
         if self.subject:
             # the message itself when the catalog has no wording for the subject
             got = str(self.catalog.pgettext(self.subject, msgid))
@@ -103,9 +112,21 @@ class SubjectCatalog:
 
 
 @lru_cache(maxsize=16)
-def subject_catalog(lang: str, subject: str = "") -> SubjectCatalog:
-    """The catalog of ``lang`` for reports about ``subject`` (:class:`SubjectCatalog`)."""
-    return SubjectCatalog(translations(lang), subject)
+def subject_catalog(lang: str, subject: str = "", rules: str = "") -> SubjectCatalog:
+    """The catalog of ``lang`` for reports about ``subject`` (:class:`SubjectCatalog`), with
+    the wording of the audit rule module ``rules`` over its generic messages."""
+    return SubjectCatalog(translations(lang), subject, {
+        msgid: words.text(lang, subject) for msgid, words in rule_messages(rules).items()})
+
+
+@lru_cache(maxsize=8)
+def rules_key(rules: str) -> str:
+    """A short hash of the rule module's wording (part of the name of the compiled templates
+    that hold its messages: :func:`language_cache`); "" without a rule module."""
+    if not rules:
+        return ""
+    words = sorted((k, v.en, v.zh, v.commit) for k, v in rule_messages(rules).items())
+    return rules + "-" + hashlib.sha256(repr(words).encode()).hexdigest()[:12]
 
 
 @lru_cache(maxsize=8)
@@ -323,6 +344,9 @@ def jinja_env(lang: str, *, autoescape: bool | None = None) -> jinja2.Environmen
     env.filters["format_date"] = lambda v, fmt="long": format_date_for(v, lang, fmt)
     env.filters["label"] = lambda code, section: glossary_label(section, str(code), lang)
     env.filters["unknown"] = lambda v: _UNKNOWN[lang] if v in (None, "") else v
+    # a profile's word at the start of a sentence or a column title ("builder" -> "Builder";
+    # Jinja's capitalize would also lower the rest: "KV backend" -> "Kv backend")
+    env.filters["capfirst"] = lambda v: v[:1].upper() + v[1:]
     env.filters["md"] = mdsafe.md_escape
     env.filters["code"] = mdsafe.md_code
     env.filters["fence"] = mdsafe.md_fence
@@ -395,12 +419,13 @@ def fast_lookups(env: jinja2.Environment) -> None:
     env.context_class = PlainCallContext
 
 
-def escaping_gettext(lang: str, subject: str = "") -> Callable[..., Markup]:
+def escaping_gettext(lang: str, subject: str = "", rules: str = "") -> Callable[..., Markup]:
     """The newstyle ``gettext`` of an autoescaping environment (Markup of the catalog text,
     ``%`` variables escaped), with each message looked up once, for
     :class:`~.jinja_calls.PlainCallContext` (a plain call); ``subject``: the messages worded
-    for that kind of subject (:class:`SubjectCatalog`)."""
-    catalog = subject_catalog(lang, subject)
+    for that kind of subject (:class:`SubjectCatalog`); ``rules``: with the wording of that
+    audit rule module."""
+    catalog = subject_catalog(lang, subject, rules)
     zh = lang == "zh"
 
     @lru_cache(maxsize=4096)

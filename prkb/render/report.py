@@ -40,6 +40,7 @@ from .i18n import (
     html_env,
     jinja_env,
     language_cache,
+    rules_key,
     sentence_macros,
     subject_catalog,
 )
@@ -433,8 +434,7 @@ def state_facts(facts: dict[str, Any], profile: Profile) -> dict[str, Any]:
     what it changed, or are left on a spelling it stopped reading)."""
     got = facts.get("state_changes")
     if got is None:  # from git without the audit, or from elsewhere: no clone was read
-        reason = ("no-builders" if not profile.audit.get("builder_bases")
-                  else "no-audit" if facts["source"] in ("git", "git+github") else "no-clone")
+        reason = "no-audit" if facts["source"] in ("git", "git+github") else "no-clone"
         return {"known": False, "reason": reason, "changes": [], "outside": 0, "framework": [],
                 "framework_files": []}
     # a renamed file's previous path is a file the PR changed too (a class removed with the
@@ -614,6 +614,8 @@ def localize(base: dict[str, Any], lang: str, profile: Profile) -> dict[str, Any
             "platforms": plat_labels,
             "portable": getattr(risks["portable"], lang) if risks["portable"] else None,
             "title_platforms": [getattr(p, lang) for p in risks["title_platforms"]],
+            "features": [{**f, "label": profile.feature_label(f["name"], lang)}
+                         for f in risks["features"]],
             "builders": [{**b, "platforms": [_platform_label(profile, code, lang)
                                              for code in b["platforms"]]}
                          for b in risks["builders"]],
@@ -924,21 +926,22 @@ REPORT = "report/report.j2"
 
 
 @lru_cache(maxsize=16)
-def _report_env(lang: str, fmt: str, subject: str = "") -> jinja2.Environment:
+def _report_env(lang: str, fmt: str, subject: str = "", rules: str = "") -> jinja2.Environment:
     """The environment of one language and format, cached (templates compile once): the
     report template with the formatter ``F`` of ``fmt`` (:mod:`.formats`) and its filters.
     ``html`` autoescapes (:func:`.i18n.html_env`); ``md`` and ``txt`` do not. ``subject``
     ``commit``: a report of a commit without a PR, its messages worded so where the catalog
-    has them (``msgctxt "commit"``)."""
+    has them (``msgctxt "commit"``). ``rules``: the profile's audit rule module, whose own
+    wording of the generic audit messages comes first (:class:`.i18n.SubjectCatalog`)."""
     if fmt == "html":
         env = html_env(lang, "report.html")
         # one template for every format: here every template escapes, whatever its name
         env.autoescape = True
-        if subject:
-            env.globals["gettext"] = env.globals["_"] = escaping_gettext(lang, subject)
+        if subject or rules:
+            env.globals["gettext"] = env.globals["_"] = escaping_gettext(lang, subject, rules)
     else:
         env = jinja_env(lang, autoescape=False)
-        catalog = subject_catalog(lang, subject)
+        catalog = subject_catalog(lang, subject, rules)
         lookup = lru_cache(maxsize=4096)(catalog.gettext)
         zh = lang == "zh"
 
@@ -958,7 +961,8 @@ def _report_env(lang: str, fmt: str, subject: str = "") -> jinja2.Environment:
     env.extend(report_format=formatter)
     env.add_extension(FormatConstants)
     # one language's messages and one format's strings are compiled in: kept apart
-    env.bytecode_cache = language_cache(f"report-{fmt}{'-' + subject if subject else ''}", lang)
+    own = "".join(f"-{x}" for x in (subject, rules_key(rules)) if x)
+    env.bytecode_cache = language_cache(f"report-{fmt}{own}", lang)
     env.filters.update(filters_of(formatter))
     env.globals.update(F=formatter, codes=formatter.codes, num=formatter.num)
     # the label tables (report/_labels.j2) depend only on the language: built once
@@ -967,16 +971,18 @@ def _report_env(lang: str, fmt: str, subject: str = "") -> jinja2.Environment:
     return env
 
 
-def warm_up(lang: str, fmt: str = "html") -> None:
-    """Make the report environment and load its template (before worker processes fork)."""
-    _report_env(lang, fmt).get_template(REPORT)
+def warm_up(lang: str, fmt: str = "html", rules: str = "") -> None:
+    """Make the report environment and load its template (before worker processes fork);
+    ``rules``: the profile's audit rule module."""
+    _report_env(lang, fmt, "", rules).get_template(REPORT)
 
 
 def render_context(ctx: dict[str, Any], fmt: str) -> str:
     """The report of one language from its ``report_context``: ``md``, ``txt``, or ``html``
     (a fragment for a page: headings, lists, paragraphs; every value escaped)."""
     subject = "commit" if ctx["pr"].get("commit") else ""
-    out = _report_env(ctx["lang"], fmt, subject).get_template(REPORT).render(ctx)
+    rules = ctx["profile"]["rules"]
+    out = _report_env(ctx["lang"], fmt, subject, rules).get_template(REPORT).render(ctx)
     return out if fmt == "html" else _tidy(out)
 
 

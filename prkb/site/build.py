@@ -137,12 +137,14 @@ def report_html_for(profile: Profile) -> ReportHtml:
     return report_html
 
 
-def _warm_ups() -> dict[str, Callable[[str], None]]:
-    """What the renderer makes before its workers fork, per template that needs it."""
+def _warm_ups(rules: str) -> dict[str, Callable[[str], None]]:
+    """What the renderer makes before its workers fork, per template that needs it (the PR
+    reports' with the wording of the profile's audit rule module ``rules``)."""
     from ..publish import digest
     from . import report_page
 
-    return {"site/pr.html": report_page.warm_up, "site/digest.html": digest.warm_up}
+    return {"site/pr.html": partial(report_page.warm_up, rules=rules),
+            "site/digest.html": digest.warm_up}
 
 
 # --- the build ------------------------------------------------------------------------------
@@ -261,7 +263,7 @@ def render(b: Build) -> None:
     gone = old.pages.keys() - new.pages.keys()
     same_paths = not gone and len(old.pages) == len(new.pages)
     job = RenderJob(pages, b.store, b.langs, b.base_url, tree.tmp, search=b.search_on,
-                    warm_ups=_warm_ups())
+                    warm_ups=_warm_ups(b.profile.rules))
     rendered_links: dict[str, list[str]] = {}
 
     def render_some(indexes: list[int], counted: bool = True) -> None:

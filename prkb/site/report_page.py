@@ -51,6 +51,6 @@ def report_html(store: Store, pr: dict[str, Any], lang: str, profile: Profile) -
     return ReportPages(profile).html(store, pr, lang)
 
 
-def warm_up(lang: str) -> None:
+def warm_up(lang: str, rules: str = "") -> None:
     """Make the report environment and load its template (before worker processes fork)."""
-    warm_up_report(lang, "html")
+    warm_up_report(lang, "html", rules)

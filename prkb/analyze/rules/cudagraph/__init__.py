@@ -60,12 +60,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ...models import Finding
-from ...profile import Profile
-from ..symbols import UNKNOWN_TEST, CallFact, ClassFacts, ThresholdSet
+from ....models import Finding
+from ....profile import Profile
+from ...symbols import UNKNOWN_TEST, CallFact, ClassFacts, ThresholdSet
+from .words import COLUMN as COLUMN  # the rule's words in the matrix and reports
+from .words import MESSAGES as MESSAGES
 
 if TYPE_CHECKING:
-    from ..audit import BuilderInfo
+    from ...audit import BuilderInfo
 
 RULE = "cg-uniform-without-spec-decode"
 FALSE_LITERALS = {"False", "0", "None"}
