@@ -122,6 +122,10 @@ def test_token_never_leaks(tmp_path: Path) -> None:
     gone = subprocess.run(_cmd(tmp_path / "gone.sqlite", f"http://127.0.0.1:{port}", logs=True),
                           capture_output=True, text=True, env=_env(GH_TOKEN=TOKEN), timeout=30)
     assert gone.returncode != 0 and "unreachable" in gone.stderr
+    # one short line: why, not the HTTP library's wrappers (it was 340 characters)
+    error = [ln for ln in gone.stderr.splitlines() if ln.startswith("prkb: error:")]
+    assert len(error) == 1 and error[0].endswith(" unreachable: connection refused")
+    assert len(error[0]) < 120 and "Max retries" not in gone.stderr.split("prkb: error:")[-1]
     _grep_everywhere(TOKEN, gone.stdout, gone.stderr, files=[tmp_path / "gone.sqlite"])
 
 

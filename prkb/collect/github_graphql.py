@@ -31,7 +31,7 @@ from github import Auth, Github, GithubRetry
 from github.GithubException import GithubException
 from github.Requester import Requester
 
-from ..errors import PrkbError
+from ..errors import PrkbError, network_reason
 from ..secrets import redact, register_secret
 
 DEFAULT_API_URL = "https://api.github.com"
@@ -210,7 +210,7 @@ class GraphQLClient:
                                e.status) from None
         except Exception as e:  # connection errors after PyGithub's retries
             raise GraphQLError(redact(
-                f"GitHub GraphQL at {self.endpoint} unreachable: {type(e).__name__}: {e}"
+                f"GitHub GraphQL at {self.endpoint} unreachable: {network_reason(e)}"
             )) from None
         try:
             doc = json.loads(body) if body else {}

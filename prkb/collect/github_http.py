@@ -20,7 +20,7 @@ from github import Auth, Github, GithubRetry
 from github.GithubException import GithubException
 from github.Requester import Requester
 
-from ..errors import PrkbError
+from ..errors import PrkbError, network_reason
 from ..ingest import CachedPage
 from ..secrets import redact
 from ..store import Store
@@ -149,7 +149,7 @@ class GitHubClient:
             raise GitHubHTTPError(redact(f"GitHub API: {_describe(e)}"), e.status) from None
         except Exception as e:  # requests' connection errors after the retries gave up
             raise PrkbError(
-                redact(f"GitHub API at {self.api_url} unreachable: {type(e).__name__}: {e}")
+                redact(f"GitHub API at {self.api_url} unreachable: {network_reason(e)}")
             ) from None
         remaining, limit = self.requester.rate_limiting
         if limit >= 0:
