@@ -176,7 +176,7 @@ def to_markdown(rows: list[dict[str, Any]], profile: Profile, rev: str = "") -> 
         bool(profile.rules) and not rows)
     head = [
         "Attention Backend" if profile.docs.get("table_doc") else "Backend", level_header,
-        "Comments", "Builder" if profile.audit.get("builder_bases") else "Class", "File",
+        "Comments", "Builder" if profile.builder_bases else "Class", "File",
         "Declared",
         *(["Dynamic"] if dynamic else []), *([rule_column(profile.rules)] if spec else []),
         "Last PR",
@@ -319,7 +319,7 @@ def history_markdown(
         out.append(f"Readings of commits made at or before {until}.\n")
     # the audit rule's column only where the profile names a rule
     rule = [rule_column(profile.rules)] if profile.rules else []
-    head = ["Builder" if profile.audit.get("builder_bases") else "Class", "File", "Date",
+    head = ["Builder" if profile.builder_bases else "Class", "File", "Date",
             "Commit", "PR", "Level", *rule]
     out.append("| " + " | ".join(head) + " |")
     out.append("| " + " | ".join("---" for _ in head) + " |")

@@ -185,11 +185,17 @@ class Profile:
         declaration) is no level, and a profile says of no bool which level it means, so it is
         shown as the spelling and its value (``full_cudagraph_supported = True``): ``attr``,
         else the profile's bool spelling(s); a profile with none says it is a bool."""
-        if self.kind != "enum" or not self.is_bool_value(value):
+        if not self.has_levels or not self.is_bool_value(value):
             return value  # (a bool profile's values are its own: no level to tell it from)
         spelling = attr if attr in self.bool_spellings else " / ".join(self.bool_spellings)
         # ("True (a bool, not a level)" when the profile names no bool spelling)
         return f"{spelling} = {value}" if spelling else f"{value} (a bool, not a level)"
+
+    @property
+    def has_levels(self) -> bool:
+        """Whether the value is one of ordered levels (``symbol.kind`` ``enum``): only then does
+        a raise or a lowering mean something (a speed-up, a fix) and a value read as a level."""
+        return self.kind == "enum"
 
     def is_bool_value(self, value: str | None) -> bool:
         """Whether a stored value is a bool (see :meth:`value_text`), not a level."""
@@ -264,7 +270,11 @@ class Profile:
     def words(self, lang: str) -> dict[str, str]:
         """The ``[wording]`` texts of ``lang`` by key (both languages are required per key);
         a key the profile leaves out is ``""``, and the template says its generic text."""
-        return {k: self.wording.get(k, {}).get(lang, "") for k in WORDING_KEYS}
+        return {k: self.word(k, lang) for k in WORDING_KEYS}
+
+    def word(self, key: str, lang: str) -> str:
+        """One ``[wording]`` text of ``lang`` (:meth:`words`), ``""`` when left out."""
+        return self.wording.get(key, {}).get(lang, "")
 
     def title_has(self, kind: str, title: str) -> bool:
         tags = {t.strip().lower() for t in re.findall(r"\[([^\]]+)\]", title or "")}

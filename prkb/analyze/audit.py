@@ -327,32 +327,26 @@ class AuditCache:
         self._last: tuple[list[BuilderInfo], list[str]] | None = None
 
 
-def _rule_module(profile: Profile) -> ModuleType | None:
-    if not profile.rules:
+def _rule_module(rules: str) -> ModuleType | None:
+    """The audit rule module named ``rules`` (a profile's ``[profile] rules``); None for ``""``."""
+    if not rules:
         return None
     try:
-        return importlib.import_module(f"prkb.analyze.rules.{profile.rules}")
+        return importlib.import_module(f"prkb.analyze.rules.{rules}")
     except ImportError as e:
-        raise InputError(f"profile {profile.name}: unknown rule module {profile.rules!r}") from e
+        raise InputError(f"unknown rule module {rules!r}") from e
 
 
 def rule_column(rules: str) -> str:
     """The title of the matrix column that shows what the rule module ``rules`` reads of each
     class (its ``COLUMN``; "Audit rule" when it names none)."""
-    mod = importlib.import_module(f"prkb.analyze.rules.{rules}") if rules else None
-    return str(getattr(mod, "COLUMN", "Audit rule"))
+    return str(getattr(_rule_module(rules), "COLUMN", "Audit rule"))
 
 
 def rule_messages(rules: str) -> dict[str, Words]:
     """The rule module ``rules``'s own wording of the report's generic audit messages
     (:class:`~.rules.Words` by msgid; none for ``""`` or a module that words none)."""
-    if not rules:
-        return {}
-    try:
-        mod = importlib.import_module(f"prkb.analyze.rules.{rules}")
-    except ImportError as e:
-        raise InputError(f"unknown rule module {rules!r}") from e
-    return dict(getattr(mod, "MESSAGES", {}))
+    return dict(getattr(_rule_module(rules), "MESSAGES", {}))
 
 
 # what is computed once per profile: (what, ``id(profile)``) -> (the profile itself, so an id
@@ -645,7 +639,7 @@ def audit_revision(
         builders = compute_builders(modules, profile, reads)
         cache._last_key, cache._last = key, (builders, [])
         builders = [replace(b) for b in builders]
-    rules = _rule_module(profile)
+    rules = _rule_module(profile.rules)
     findings: list[Finding] = []
     if rules is not None:
         for b in builders:
@@ -715,7 +709,7 @@ def compute_builders(
     mla_roots = set(audit.get("mla_bases", []))
     family = list(profile.family)
     methods = set(profile.methods)
-    rules = _rule_module(profile)
+    rules = _rule_module(profile.rules)
     hier = Hierarchy(modules)
     backends = _backend_names(hier, profile)
     out: list[BuilderInfo] = []

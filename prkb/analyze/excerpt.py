@@ -121,7 +121,7 @@ def _level_notes(value: str | None, facts: ClassFacts, profile: Profile) -> list
     out: list[Note] = []
     if value is None:
         out.append(Note("level-not-declared"))
-    elif profile.kind != "enum":  # a number, a bool, a string: no level to read into it
+    elif not profile.has_levels:  # a number, a bool, a string: no level to read into it
         out.append(Note("value", {"value": value}))
     elif profile.level_rank(value) is not None:
         out.append(Note("level", {"level": profile.normalize_level(value)}))
@@ -363,7 +363,7 @@ def excerpt_from_patch(
         value = next((v for _, t, _, _ in mine if (v := _literal(t, attr, profile))), None)
     if value is None:
         notes.append(Note("level-not-shown"))
-    elif profile.kind != "enum":
+    elif not profile.has_levels:
         notes.append(Note("value", {"value": value}))
     elif profile.level_rank(value) is not None:
         notes.append(Note("level", {"level": profile.normalize_level(value)}))

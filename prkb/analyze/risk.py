@@ -87,7 +87,7 @@ def risk_tags_for(
                          for v in (c.before, c.after))
         return f"{c.class_name}: {before} -> {after}"
 
-    if profile.kind != "enum":  # a raise or a lowering means something only for levels
+    if not profile.has_levels:  # a raise or a lowering means something only for levels
         raising = []
         dirs -= {"raised", "lowered"}
     if raising:

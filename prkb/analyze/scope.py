@@ -283,7 +283,7 @@ def _effects_from_state(
         basis, origin = "now-inherits", (_inherited_name(prior.after_source), prior.after_origin)
     else:
         basis = "state"
-    if profile.kind != "enum":  # no level: the profile gives the change no meaning
+    if not profile.has_levels:  # no level: the profile gives the change no meaning
         return [Effect(who, BACKEND_USERS, UNKNOWN, "kind-no-effect", basis, None, "", None,
                        None, prior.before, prior.after, origin[0], origin[1])]
     if profile.is_bool_value(prior.before) or profile.is_bool_value(prior.after):
@@ -318,7 +318,7 @@ def _effects(
         return [Effect(who, party, NEITHER, "no-value-change")]
     if d.startswith("dynamic"):
         return [Effect(who, party, DEPENDS, "decided-at-run-time")]
-    if profile.kind != "enum":
+    if not profile.has_levels:
         # an int, a bool, a string: the profile gives its direction no meaning for anyone
         return [Effect(who, party, UNKNOWN, "kind-no-effect")]
     if d == "removed":

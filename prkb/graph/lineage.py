@@ -199,7 +199,7 @@ def regression_candidates(
     window = rules.number("regression_window_days", 180)
     out = []
     for e, prev in previous_setters(events):
-        if e.attr_key != FAMILY or profile.kind != "enum":
+        if e.attr_key != FAMILY or not profile.has_levels:
             continue
         r_before, r_after = profile.level_rank(e.before), profile.level_rank(e.after)
         p_before = profile.level_rank(prev.before or profile.default_level)
@@ -311,7 +311,7 @@ def lineage_relations(
         title = pr.title or ""
         # a lowering undoes a raise only among levels: of a number it means nothing here
         lowered = ({(c, f) for c, f, d in moves.get(pr.id, []) if d == "lowered"}
-                   if profile.kind == "enum" else set())
+                   if profile.has_levels else set())
         named = culprits.get(me, set())
         for target, hits in sorted(per_target.items()):
             n = sum(h[2] for h in hits)

@@ -721,7 +721,7 @@ def render_section(dg: Digest, lang: str, fmt: str, site_url: str | None = None)
         "page_url": digest_url(dg.period, lang, site_url),
         "html_lang": "zh-CN" if lang == "zh" else "en",
         # what the profile calls a class that holds the value ("" : the generic words)
-        "holder": dg.profile.words(lang)["holder"],
+        "holder": dg.profile.word("holder", lang),
         **{name: plain_call(fn) for name, fn in calls.items()},
     }
     out = env.get_template(SECTION).render(**values)

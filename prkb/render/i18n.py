@@ -32,7 +32,6 @@ from babel.messages.pofile import read_po
 from babel.support import Translations
 from markupsafe import Markup
 
-from ..analyze.audit import rule_messages
 from ..atomic import write_atomic
 from ..dates import parse_when
 from ..errors import InputError, PrkbError
@@ -115,6 +114,10 @@ class SubjectCatalog:
 def subject_catalog(lang: str, subject: str = "", rules: str = "") -> SubjectCatalog:
     """The catalog of ``lang`` for reports about ``subject`` (:class:`SubjectCatalog`), with
     the wording of the audit rule module ``rules`` over its generic messages."""
+    if not rules:
+        return SubjectCatalog(translations(lang), subject)
+    from ..analyze.audit import rule_messages  # (the audit's imports only where a rule is)
+
     return SubjectCatalog(translations(lang), subject, {
         msgid: words.text(lang, subject) for msgid, words in rule_messages(rules).items()})
 
@@ -125,6 +128,8 @@ def rules_key(rules: str) -> str:
     that hold its messages: :func:`language_cache`); "" without a rule module."""
     if not rules:
         return ""
+    from ..analyze.audit import rule_messages
+
     words = sorted((k, v.en, v.zh, v.commit) for k, v in rule_messages(rules).items())
     return rules + "-" + hashlib.sha256(repr(words).encode()).hexdigest()[:12]
 

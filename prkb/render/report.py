@@ -79,7 +79,7 @@ def why_in_a_word(direction: str, profile: Profile) -> str:
     """The reason word of a change's direction (:data:`WHY_IN_A_WORD`); a raise or a lowering
     means a performance change or a fix only for a profile of ordered levels (kind ``enum``):
     of an int it is a change."""
-    if profile.kind != "enum" and direction in ("raised", "lowered"):
+    if not profile.has_levels and direction in ("raised", "lowered"):
         return "changed"
     return WHY_IN_A_WORD.get(direction, "changed")
 
@@ -117,7 +117,7 @@ def _recommend(
     dirs = {c["direction"] for c in changes}
     if findings:
         return "resolve-findings"
-    if profile.kind != "enum":  # no level: a raise or a lowering is no fix nor speed-up
+    if not profile.has_levels:  # no level: a raise or a lowering is no fix nor speed-up
         return "other" if changes else "no-change"
     if "lowered" in dirs:
         return "lowered-add-test" if missing_tests else "lowered"

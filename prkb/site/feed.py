@@ -23,7 +23,7 @@ _DIGEST_FEED_TITLE = "prkb: weekly digests of %(symbol)s changes"
 def feed_title(profile: Profile, lang: str, *, digests: bool = False) -> str:
     """The title of the site's Atom feed of PRs (``digests``: of weekly digests) in ``lang``:
     the profile's ``[wording]`` text, else the generic catalog message."""
-    own = profile.words(lang).get("digest_feed" if digests else "feed")
+    own = profile.word("digest_feed" if digests else "feed", lang)
     if own:
         return own
     return gettext(lang, _DIGEST_FEED_TITLE if digests else _FEED_TITLE) % {

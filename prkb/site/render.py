@@ -22,6 +22,7 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
+from ..profile import Profile
 from ..render.jinja_calls import plain_call
 from ..store import Store
 from . import links as site_links
@@ -74,6 +75,14 @@ def escaping_env(lang: str, what: str) -> jinja2.Environment:
     gettext: Callable[..., Markup] = env.globals["gettext"]  # type: ignore[assignment]
     env.globals.update({k: plain_call(f) for k, f in
                         make_helpers(gettext, env.filters["label"]).items()})
+    generic = (gettext("class"), gettext("classes"))
+
+    @plain_call
+    def holder(profile: Profile, plural: bool = False) -> str:
+        # what the profile calls a class that holds its value (its [wording]), else "class"
+        return profile.word("holders" if plural else "holder", lang) or generic[plural]
+
+    env.globals["holder"] = holder
     env.globals["sentences"] = sentence_macros(env)  # last: the macros see every global
     return env
 
