@@ -34,6 +34,14 @@ def backend_label(b: BuilderInfo) -> str:
     return short
 
 
+def holder_title(profile: Profile) -> str:
+    """The title of the matrix's class column: what the profile calls a class that holds its
+    value (``[wording] holder``, e.g. "builder", "backend"; "class" when it says none), its
+    first letter capitalised ("KV backend" stays "KV backend", not "Kv backend")."""
+    word = profile.word("holder", "en") or "class"
+    return word[:1].upper() + word[1:]
+
+
 def spec_label(ready: bool | None) -> str:
     """How the matrix shows what the audit rule reads of a class: it meets the rule (yes), it
     does not (no), the rule does not apply or nothing was read (n/a)."""
@@ -174,9 +182,13 @@ def to_markdown(rows: list[dict[str, Any]], profile: Profile, rev: str = "") -> 
     dynamic = bool(profile.methods)
     spec = any(r["spec_ready"] is not None for r in rows) or (
         bool(profile.rules) and not rows)
+    first = "Attention Backend" if profile.docs.get("table_doc") else "Backend"
+    holder = holder_title(profile)
+    if holder.lower() == first.lower():  # holders called backends: two "Backend" columns
+        holder += " class"
     head = [
-        "Attention Backend" if profile.docs.get("table_doc") else "Backend", level_header,
-        "Comments", "Builder" if profile.builder_bases else "Class", "File",
+        first, level_header,
+        "Comments", holder, "File",
         "Declared",
         *(["Dynamic"] if dynamic else []), *([rule_column(profile.rules)] if spec else []),
         "Last PR",
@@ -319,7 +331,7 @@ def history_markdown(
         out.append(f"Readings of commits made at or before {until}.\n")
     # the audit rule's column only where the profile names a rule
     rule = [rule_column(profile.rules)] if profile.rules else []
-    head = ["Builder" if profile.builder_bases else "Class", "File", "Date",
+    head = [holder_title(profile), "File", "Date",
             "Commit", "PR", "Level", *rule]
     out.append("| " + " | ".join(head) + " |")
     out.append("| " + " | ".join("---" for _ in head) + " |")

@@ -218,8 +218,42 @@ def upward_imports() -> list[str]:
     return out
 
 
+MAX_RENDER_FUNCTION = 80  # lines of one function under prkb/render/ (docstring included)
+
+
+def long_render_functions() -> list[str]:
+    """Functions of ``prkb/render/`` longer than :data:`MAX_RENDER_FUNCTION` lines: a report
+    fix should land in one small section builder, not in a long function."""
+    out = []
+    for name, path in modules().items():
+        if not (name == "prkb.render" or name.startswith("prkb.render.")):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                length = (node.end_lineno or node.lineno) - node.lineno + 1
+                if length > MAX_RENDER_FUNCTION:
+                    out.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.name} is "
+                               f"{length} lines (at most {MAX_RENDER_FUNCTION})")
+    return out
+
+
+def sections_read_the_store() -> list[str]:
+    """A report section builds from a PR's facts (``render/prfacts.py``), never the store."""
+    mods = modules()
+    known = set(mods)
+    out = []
+    for name, path in mods.items():
+        if name.startswith("prkb.render.sections"):
+            out += [f"{path.relative_to(ROOT)}:{line}: imports {target}"
+                    for target, line in imports(name, path, known)
+                    if target == "prkb.store" or target.startswith("prkb.store.")]
+    return out
+
+
 CHECKS = {
     "sql outside the store": sql_outside_store,
+    "long functions in render": long_render_functions,
+    "report sections reading the store": sections_read_the_store,
     "private cross-module use": private_use,
     "import cycles": import_cycles,
     "imports against the layers": upward_imports,

@@ -244,7 +244,7 @@ def test_a_plugin_collects_into_the_knowledge_base(
     assert "RocmAttentionMetadataBuilder" in shown and "ALWAYS" in shown
 
 
-# The report shows a source it does not know by its name (templates/report/report.j2:
+# The report shows a source it does not know by its name (templates/report/sections/header.j2:
 # `L.source.get(pr.source) or pr.source|t`; it raised UndefinedError before).
 
 @pytest.mark.parametrize("fmt", ["md", "txt", "html"])

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from prkb.analyze import excerpt as x
-from prkb.profile import load_profile
+from prkb.paths import data_dir
+from prkb.profile import Profile, load_profile
 
 P = load_profile()
 ATTR = "_cudagraph_support"
@@ -164,3 +167,31 @@ def test_from_patch_without_mechanism_says_not_shown() -> None:
     assert [n.code for n in ex.notes] == ["level", "threshold-not-shown"]
     assert ex.notes[0].args == {"level": "NEVER"}
     assert x.excerpt_from_patch(patch, "f.py", "DemoBuilder", ATTR, P) is None
+
+
+def test_a_configured_flag_position_of_0_is_the_first_argument(tmp_path: Path) -> None:
+    """``audit.reorder_flag_position = 0`` reads the call's first argument (it read the
+    second: 0 was taken for "not set"); left out, the default position 1."""
+    text = (data_dir() / "profiles" / "vllm-cudagraph.toml").read_text("utf-8")
+    assert "\nreorder_flag_position = 1 " in text
+    f = tmp_path / "first.toml"
+    f.write_text(text.replace("\nreorder_flag_position = 1 ", "\nreorder_flag_position = 0 "),
+                 encoding="utf-8")
+    first = load_profile(str(f))
+    assert first.audit["reorder_flag_position"] == 0
+
+    def flag(call: str, profile: Profile) -> tuple[str, str]:
+        src = (f"class B(Base):\n    {ATTR} = S.ALWAYS\n\n"
+               f"    def __init__(self):\n        self._init_reorder_batch_threshold({call})\n")
+        ex = x.excerpt_from_source(src, "f.py", "B", ATTR, profile)
+        assert ex is not None
+        got = next(n for n in ex.notes if n.code == "threshold-call").args
+        return got["flag"], got["grows"]
+
+    assert flag("True, 1", first) == ("True", "yes")
+    assert flag("False, True", first) == ("False", "no")
+    # the bundled profile (position 1), and a profile that leaves the key out (the default 1)
+    assert flag("1, True", P) == ("True", "yes")
+    unset = tmp_path / "unset.toml"  # (a profile is parsed once per path)
+    unset.write_text(text.replace("\nreorder_flag_position = 1 ", "\n# "), encoding="utf-8")
+    assert flag("1, True", load_profile(str(unset))) == ("True", "yes")

@@ -293,7 +293,7 @@ def _not_collected_sentence() -> str:
     template words it (read from the template, so a rewording does not void this test)."""
     from prkb.paths import templates_dir
 
-    text = (templates_dir() / "report" / "report.j2").read_text(encoding="utf-8")
+    text = (templates_dir() / "report" / "sections" / "key_code.j2").read_text(encoding="utf-8")
     found = re.findall(r'_\("([^"]*patch was not collected[^"]*)"\)', text)
     assert len(found) == 1, found
     return found[0]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -11,8 +12,10 @@ from gitrepo import GitRepoBuilder
 from markdown_it import MarkdownIt
 
 from prkb.cli import main
+from prkb.collect.git import collect_git
 from prkb.docsdrift import parse_table
 from prkb.matrix import matrix_history
+from prkb.paths import data_dir
 from prkb.profile import load_profile
 from prkb.store import Store
 
@@ -214,3 +217,36 @@ def test_matrix_last_pr_is_of_the_builders_own_file(tmp_path, capsys):
             if r["class"] == "XMetadataBuilder"}
     assert rows["vllm/attn/backends/x_v1.py"]["last_pr"] == "#21"
     assert rows["vllm/attn/backends/x_v0.py"]["last_pr"] is None
+
+
+def test_matrix_names_the_class_column_by_the_profiles_holder_word(tmp_path, capsys):
+    """The class column says what the profile calls its classes (``[wording] holder``,
+    capitalised): "Backend" for the KV-update profile's backends (then "Backend class" beside
+    the "Backend" name column), "Class" for a profile that says none; the JSON keeps its keys."""
+    kv = "vllm-kv-update-in-forward"
+    r = GitRepoBuilder.init(tmp_path / "src")
+    mod = "vllm/v1/attention/backends/x_attn.py"
+    for i, v in enumerate(["False", "True"], 1):
+        r.commit({mod: "class AttentionBackend:\n    pass\n\n\n"
+                       "class XAttnBackend(AttentionBackend):\n"
+                       f"    forward_includes_kv_cache_update: bool = {v}\n"}, f"Set {v} (#{i})")
+    db = tmp_path / "kb.sqlite"
+    with Store(db) as store:
+        collect_git(store, str(r.path), load_profile(kv), quiet=True, warn=lambda m: None)
+    assert main(["--db", str(db), "--profile", kv, "matrix", str(r.path)]) == 0
+    head = capsys.readouterr().out.splitlines()[1]
+    assert head.startswith("| Backend | forward_includes_kv_cache_update | Comments | "
+                           "Backend class | File |")
+    assert main(["--db", str(db), "--profile", kv, "matrix", "--history"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("| Backend | File | Date |") and "| `XAttnBackend` |" in out
+    assert main(["--db", str(db), "--profile", kv, "matrix", str(r.path), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["rows"][0]["class"] == "XAttnBackend"
+    # a profile without a holder word: the generic "Class"
+    text = (data_dir() / "profiles" / f"{kv}.toml").read_text("utf-8")
+    bare = tmp_path / "bare.toml"
+    bare.write_text(re.sub(r"(?m)^holders? = .*\n", "", text), encoding="utf-8")
+    assert load_profile(str(bare)).word("holder", "en") == ""
+    assert main(["--db", str(tmp_path / "none.sqlite"), "--profile", str(bare), "matrix",
+                 str(r.path)]) == 0
+    assert "| Comments | Class | File |" in capsys.readouterr().out.splitlines()[1]

@@ -8,6 +8,8 @@ import pytest
 
 from prkb import evidence
 from prkb.cli import main
+from prkb.profile import load_profile
+from prkb.render.prfacts import read_pr
 from prkb.render.report import render_report, render_reports, report_context
 from tests.report_helpers import add, decl_patch, record, seeded_store
 
@@ -94,19 +96,20 @@ def test_45149_reference_facts(store):
 
 def test_context_facts(store):
     ctx = report_context(store, 45149, "en")
-    assert ctx["spec"]["state"] == "unchecked" and not ctx["spec"]["checked"]
-    assert ctx["summary"]["action"] == "raised-unchecked"
-    assert [c["name"] for c in ctx["calls"]] == ["_init_reorder_batch_threshold"]
-    assert ctx["risks"]["core_rule"]["applies"] is True
-    assert [m["number"] for m in ctx["related"]["mentions"]] == [47766]
+    assert ctx["summary"].reading == "unchecked"
+    assert not read_pr(store, 45149, load_profile()).readings["checked"]
+    assert ctx["summary"].action == "raised-unchecked"
+    assert [c["name"] for c in ctx["implementation"].calls] == ["_init_reorder_batch_threshold"]
+    assert ctx["risks"].core_rule["applies"] is True
+    assert [m["number"] for m in ctx["related"].mentions] == [47766]
     ctx = report_context(store, 47144, "zh")
-    assert ctx["summary"]["action"] == "lowered-add-test"
+    assert ctx["summary"].action == "lowered-add-test"
     # one conversation topic: AndreasKaratzas asked, music-dino (the author) answered
-    (topic,) = ctx["review"]["topics"]
+    (topic,) = ctx["review"].topics
     assert topic["outcome"] == "answered" and topic["decisive"]["author"] == "music-dino"
     # features are named as words: "speculative decoding" is; MTP only inside the test id
     # EagleDeepSeekMTPModel, which names no feature as a word (analyze/scope.py)
-    assert [f["name"] for f in ctx["risks"]["features"]] == ["speculative decoding"]
+    assert [f["name"] for f in ctx["risks"].features] == ["speculative decoding"]
 
 
 def test_deterministic_across_fresh_kbs(tmp_path):

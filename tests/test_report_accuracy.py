@@ -173,7 +173,7 @@ def test_a_ready_reading_carries_no_warning(spec_kb: Store) -> None:
     assert "the decode threshold of `SynthMetadataBuilder` grows under speculative decoding" in en
     assert "可以增大" in zh
     ctx = report_context(spec_kb, 61001, "en")
-    assert ctx["spec"]["state"] == "ready" and ctx["summary"]["action"] == "raised-consistent"
+    assert ctx["summary"].reading == "ready" and ctx["summary"].action == "raised-consistent"
 
 
 @pytest.mark.parametrize("number", [61002, 61007])
@@ -182,8 +182,9 @@ def test_a_stored_finding_carries_the_warning(spec_kb: Store, number: int) -> No
     assert WARN_EN in line_of(en, "Consistency audit: the decode threshold")
     assert WARN_ZH in zh
     ctx = report_context(spec_kb, number, "en")
-    assert ctx["spec"]["state"] == "not-ready" and ctx["spec"]["classes"][0]["source"] == "finding"
-    assert ctx["summary"]["action"] == "resolve-findings"
+    assert ctx["summary"].reading == "not-ready"
+    assert ctx["key_code"].readings[0]["source"] == "finding"
+    assert ctx["summary"].action == "resolve-findings"
 
 
 def test_no_audit_reading_says_not_checked(spec_kb: Store) -> None:
@@ -191,9 +192,9 @@ def test_no_audit_reading_says_not_checked(spec_kb: Store) -> None:
     assert "`SynthMetadataBuilder` (declared `UNIFORM_BATCH`): unknown, not checked" in en
     assert "未知，未检查" in zh
     assert WARN_EN not in en and WARN_ZH not in zh and "grows under" not in en
-    assert report_context(spec_kb, 61003, "en")["summary"]["action"] == "raised-unchecked"
+    assert report_context(spec_kb, 61003, "en")["summary"].action == "raised-unchecked"
     # readings of other classes at the commit do not vouch for this one
-    assert report_context(spec_kb, 61006, "en")["spec"]["state"] == "unchecked"
+    assert report_context(spec_kb, 61006, "en")["summary"].reading == "unchecked"
 
 
 def test_the_audit_wins_over_the_lines_of_the_patch(spec_kb: Store) -> None:
@@ -202,15 +203,15 @@ def test_the_audit_wins_over_the_lines_of_the_patch(spec_kb: Store) -> None:
     # the call is still shown, as what the patch adds
     assert "a line naming `_init_reorder_batch_threshold` was added" in en
     ctx = report_context(spec_kb, 61004, "en")
-    assert ctx["spec"]["classes"][0]["source"] == "reading"
-    assert ctx["summary"]["action"] == "raised-check"
+    assert ctx["key_code"].readings[0]["source"] == "reading"
+    assert ctx["summary"].action == "raised-check"
 
 
 def test_a_builder_without_a_threshold_is_outside_the_rule(spec_kb: Store) -> None:
     en = same_on_site(spec_kb, 61005, "en")
     assert "does not reorder batches by a decode threshold" in en
     assert WARN_EN not in en and "not checked" not in en
-    assert report_context(spec_kb, 61005, "en")["summary"]["action"] == "raised-add-test"
+    assert report_context(spec_kb, 61005, "en")["summary"].action == "raised-add-test"
 
 
 # --- where the text comes from ------------------------------------------------------------
@@ -269,7 +270,7 @@ def test_portable_code_is_not_platform_specific(tmp_path: Path) -> None:
         {"filename": "vllm/v1/attention/backends/rocm_synth.py", "status": "modified",
          "additions": 1, "deletions": 1, "patch": patch}]))
     ctx = report_context(store, 63001, "en")
-    assert "platform-specific" not in {t["code"] for t in ctx["risks"]["tags"]}
+    assert "platform-specific" not in {t["code"] for t in ctx["risks"].tags}
     en, zh = same_on_site(store, 63001, "en"), same_on_site(store, 63001, "zh")
     assert line_of(en, "Platforms") == (
         "- Platforms: none specific; the changed code is portable (Triton), which is not tied "
@@ -278,7 +279,7 @@ def test_portable_code_is_not_platform_specific(tmp_path: Path) -> None:
     assert "不限于某一平台" in zh and "仅特定平台" not in zh
     # code under a platform's own path still is specific to it
     ctx = report_context(store, 63002, "en")
-    assert "platform-specific" in {t["code"] for t in ctx["risks"]["tags"]}
+    assert "platform-specific" in {t["code"] for t in ctx["risks"].tags}
     assert line_of(same_on_site(store, 63002, "en"), "Platforms") == "- Platforms: AMD ROCm"
     store.close()
 

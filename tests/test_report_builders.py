@@ -36,8 +36,8 @@ def test_readiness_and_effects_of_same_named_builders_are_per_file(tmp_path: Pat
     with Store(tmp_path / "kb.sqlite") as st:
         ingest(st, rec, PROFILE)
         facts = report_facts(st, "7", PROFILE)
-    states = {(c["file"], c["state"], c["source"]) for c in facts["spec"]["classes"]}
+    states = {(c["file"], c["state"], c["source"]) for c in facts.key_code.readings}
     assert states == {(V0, "ready", "reading"), (FILE, "not-ready", "finding")}
-    audits = {(b["file"], e["audit"]) for b in facts["risks"]["builders"]
+    audits = {(b["file"], e["audit"]) for b in facts.risks.builders
               for e in b["effects"] if e["reason"] == "correctness-risk"}
     assert audits == {(V0, "ready"), (FILE, "finding")}

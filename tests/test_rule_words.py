@@ -30,7 +30,7 @@ def _catalog(loc: str) -> dict[tuple[str | None, str], str]:
 
 def _template_messages() -> set[str]:
     found: set[str] = set()
-    for path in (templates_dir() / "report").glob("*.j2"):
+    for path in (templates_dir() / "report").rglob("*.j2"):
         found |= set(re.findall(r'_\("((?:[^"\\]|\\.)*)"', path.read_text(encoding="utf-8")))
     return found
 

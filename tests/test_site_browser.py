@@ -870,6 +870,48 @@ def test_home_builder_and_text_filters_combine_and_survive_reload(
     assert pg.url.endswith(f"/{lang}/index.html?state=closed")
 
 
+
+def test_home_text_filter_matches_every_word_from_a_word_start(
+    page: tuple[Any, Watch], base_url: str
+) -> None:
+    """The text filter: every word (AND, any case) matches from the start of a word of the
+    number, the title or a class name (after punctuation, at a camel-case hump, any CJK
+    character), never inside one: "14" is no part of #47144 or #45149. The input says so."""
+    pg, _ = page
+
+    def shown(term: str, expect: list[str]) -> None:
+        pg.fill("#f-text", term)
+        try:  # the filter applies once a pause in typing is long enough
+            pg.wait_for_function(f"(want) => JSON.stringify(({SHOWN_JS})()) === want",
+                                 arg=json.dumps(sorted(expect), separators=(",", ":")),
+                                 timeout=5000)
+        except sync_api.TimeoutError:
+            assert (term, pg.evaluate(SHOWN_JS)) == (term, sorted(expect))
+
+    pg.goto(base_url + "en/index.html")
+    pg.wait_for_selector("#timeline[data-full='1']")
+    hint = gettext("en", "Each word begins a number, title word or class name part")
+    assert pg.get_attribute("#f-text", "placeholder") == hint
+    assert pg.get_attribute("#f-text", "title") == hint
+    shown("14", [])  # inside #47144 and #45149: no match (it matched both)
+    shown("714", [])
+    shown("4714", ["#47144"])  # a number from its start, with or without "#"
+    shown("#4714", ["#47144"])
+    shown("#47", ["#47144", "#47310", "#47766"])
+    shown("de", ["#47144"])  # UNIFORM_SINGLE_TOKEN_DECODE; not "mode" in #45149's title
+    shown("DE", ["#47144"])
+    shown("ort", [])  # inside "Suppoort" and "query_len_support" (it matched #47144, #47310)
+    shown("cgsupp", ["#47144"])  # "AttentionCGSuppoort": humps Attention|CG|Suppoort
+    shown("mla sparse", ["#45149", "#47766"])  # every word: rocm_aiter_mla_sparse, sparse-MLA
+    shown("  Sparse   MLA  ", ["#45149", "#47766"])  # any order, spaces and case
+    shown("mla capture", ["#47310"])
+    shown("metadata", ["#45149", "#47144", "#47766", "#90010", "#90011"])  # classes, a title
+    shown("tadata", [])
+    shown("bugfix rocm", ["#47144", "#47766"])  # "[Bugfix][ROCm]": after "["
+    shown("意", ["#90001"])  # each Chinese character starts a word
+    shown("", ["#45149", "#47144", "#47310", "#47766", "#90001", "#90010", "#90011"])
+
+
 # --- live search -----------------------------------------------------------------------------
 
 N_MANY = 45

@@ -46,7 +46,7 @@ def test_facts_are_reused_only_for_the_same_pr_dict(
     assert calls == [ref]  # both languages from one read
     assert zh != en
     # the knowledge base changes; the next build gathers a new dict for the PR
-    facts = report_facts(site_kb, ref, profile)["pr"]
+    facts = report_facts(site_kb, ref, profile).header.pr
     record = site_kb.raw_record(site_kb.pr_row(facts["ref"], facts["repo"]))
     record["title"] = "A new title <b>now</b>"
     record["updated_at"] = "2031-01-01T00:00:00Z"

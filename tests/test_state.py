@@ -53,7 +53,7 @@ def collect(repo: Path, db: Path) -> Store:
 def effects(store: Store, ref: str) -> list[dict[str, Any]]:
     """The effects the English report's facts give every changed builder of PR ``ref``."""
     ctx = report_context(store, ref, "en")
-    return [e for bl in ctx["risks"]["builders"] for e in bl["effects"]]
+    return [e for bl in ctx["risks"].builders for e in bl["effects"]]
 
 
 def effect(store: Store, ref: str, reason: str) -> dict[str, Any]:
@@ -116,7 +116,8 @@ def test_a_rename_of_what_the_code_reads_leaves_a_builder_stale(renamed_reading)
     # YMetadataBuilder moved to the new spelling with the base: its effective level did not change
     assert not [c for c in changes if c["class"] == "YMetadataBuilder"]
     ctx = report_context(store, "2", "en")
-    row = next(r for r in ctx["state"]["changes"] if r["class"] == "XMetadataBuilder")
+    state = ctx["implementation"].state
+    row = next(r for r in state["changes"] if r["class"] == "XMetadataBuilder")
     assert row["after"]["kind"] == "stale" and row["outside"]
     # XMetadataBuilder's file did not change: its users pay for the drop, nobody gains
     (drop,) = [e for e in effects(store, "2") if e["builder"] == "XMetadataBuilder"]
@@ -126,7 +127,7 @@ def test_a_rename_of_what_the_code_reads_leaves_a_builder_stale(renamed_reading)
         "attn_cudagraph_support",
     )
     assert (drop["before"], drop["after"]) == ("ALWAYS", "NEVER")
-    fw, changed = ctx["state"]["framework"]
+    fw, changed = ctx["implementation"].state["framework"]
     # the base's file is one of the profile's framework files: said as such
     assert (changed["kind"], changed["file"]) == ("file", UTILS)
     assert (fw["class"], fw["old"], fw["new"], fw["left"]) == (
@@ -136,7 +137,7 @@ def test_a_rename_of_what_the_code_reads_leaves_a_builder_stale(renamed_reading)
         ["XMetadataBuilder"],
     )
     assert fw["restored"] == [{"class": "XMetadataBuilder", "by": "#3"}]
-    assert report_context(store, "3", "en")["state"]["framework"] == []
+    assert report_context(store, "3", "en")["implementation"].state["framework"] == []
     text = render_report(store, "2", lang="en", fmt="md")
     assert "**Framework change**" in text
     assert "#3 puts `XMetadataBuilder` back on the spelling the code reads." in text
@@ -232,8 +233,9 @@ def test_an_inherited_change_through_a_base_in_another_file(tmp_path):
     assert s["before_source"] == s["after_source"] == "inherited:FamMetadataBuilder"
     assert s["after_origin_file"] == fam
     ctx = report_context(store, "11", "en")
-    row = next(r for r in ctx["state"]["changes"] if r["class"] == "SubMetadataBuilder")
-    assert row["outside"] and ctx["state"]["outside"] == 1
+    state = ctx["implementation"].state
+    row = next(r for r in state["changes"] if r["class"] == "SubMetadataBuilder")
+    assert row["outside"] and ctx["implementation"].state["outside"] == 1
     # the subclass's users gain too, and the report says where the level comes from
     gain = next(e for e in effects(store, "11") if e["builder"] == "SubMetadataBuilder")
     assert (gain["reason"], gain["basis"], gain["from_class"]) == (
@@ -466,7 +468,7 @@ def test_platforms_come_from_every_changed_file(tmp_path):
     ]
     add(store, record(8, title="Add a backend", files=files))
     ctx = report_context(store, "8", "en")
-    assert {"AMD ROCm", "NVIDIA CUDA"} <= set(ctx["risks"]["platforms"])
+    assert {"AMD ROCm", "NVIDIA CUDA"} <= set(ctx["risks"].platforms)
 
 
 def test_a_stale_spelling_is_a_finding_of_its_own(renamed_reading):
@@ -797,7 +799,7 @@ def test_a_change_of_what_the_code_reads_is_a_framework_change(runner_lags):
     code reads from then on, and where; #2 changes no part of the mechanism."""
     store, _ = runner_lags
     ctx = report_context(store, "3", "en")
-    fw, changed = ctx["state"]["framework"]
+    fw, changed = ctx["implementation"].state["framework"]
     assert (fw["kind"], fw["old"], fw["new"], fw["where"]) == (
         "read-spelling", "attn_cudagraph_support", "cudagraph_support", f"{RUNNER}:8")
     assert (changed["kind"], changed["file"]) == ("file", RUNNER)
@@ -808,7 +810,7 @@ def test_a_change_of_what_the_code_reads_is_a_framework_change(runner_lags):
     assert (f"**Framework change**: `{RUNNER}` changed (+1/-1): the model runner, which reads "
             "every builder's level and picks the CUDA graph mode.") in text
     assert f"**Other file**: `{RUNNER}`" not in text
-    assert report_context(store, "2", "en")["state"]["framework"] == []
+    assert report_context(store, "2", "en")["implementation"].state["framework"] == []
 
 
 def test_the_digest_lists_effective_level_changes_from_the_state(renamed_reading):
@@ -901,8 +903,8 @@ def test_the_enum_of_levels_changing_is_a_framework_change(tmp_path):
     assert store.pr_facts("62")["framework"]["levels"] == {
         "before": ["NEVER", "PURE_DECODE_ONLY", "ALWAYS"],
         "after": ["NEVER", "UNIFORM_SINGLE_TOKEN_DECODE", "UNIFORM_BATCH", "ALWAYS"]}
-    kinds = [(f["kind"], f.get("names")) for f in report_context(store, "62", "en")["state"][
-        "framework"]]
+    state = report_context(store, "62", "en")["implementation"].state
+    kinds = [(f["kind"], f.get("names")) for f in state["framework"]]
     assert kinds == [("levels-renamed", ["PURE_DECODE_ONLY → UNIFORM_SINGLE_TOKEN_DECODE"]),
                      ("levels-added", ["UNIFORM_BATCH"]), ("file", None)]
     text = render_report(store, "62", lang="en", fmt="md")

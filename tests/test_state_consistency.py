@@ -38,12 +38,12 @@ def _contradictions(ctx: dict[str, Any], stored: list[dict[str, Any]]) -> list[s
     profile = load_profile()
     symbol = profile.display
     out: list[str] = []
-    shown = {(r["class"], r["file"], r["value"]) for r in ctx["state"]["changes"]}
+    shown = {(r["class"], r["file"], r["value"]) for r in ctx["implementation"].state["changes"]}
     if shown != {(c["class"], c["file"], c["value"]) for c in stored}:
         out.append("the Effective state block is not the stored state change")
     level = {(c["class"], c["file"]): c for c in stored if c["value"] == symbol}
-    entries = {(b["class_name"], b["file"]) for b in ctx["risks"]["builders"]}
-    for b in ctx["risks"]["builders"]:
+    entries = {(b["class_name"], b["file"]) for b in ctx["risks"].builders}
+    for b in ctx["risks"].builders:
         for e in b["effects"]:
             key = (e["builder"], e["file"])
             sc = level.get(key)

@@ -35,6 +35,12 @@ def test_the_checks_bite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
         "def f(s):\n    return s.conn.execute('SELECT x FROM prs')\n"
     )
     (pkg / "analyze" / "b.py").write_text("from .a import f\ndef _hidden():\n    pass\n")
+    (pkg / "render" / "sections").mkdir(parents=True)
+    (pkg / "render" / "__init__.py").write_text("")
+    (pkg / "render" / "long.py").write_text("def f():\n" + "    x = 1\n" * 80)
+    (pkg / "render" / "short.py").write_text("def f():\n" + "    x = 1\n" * 79)
+    (pkg / "render" / "sections" / "__init__.py").write_text("")
+    (pkg / "render" / "sections" / "s.py").write_text("from ...store import Store\n")
     monkeypatch.setattr(structure, "ROOT", tmp_path)
     monkeypatch.setattr(structure, "PKG", pkg)
     assert any("SQL text" in x for x in structure.sql_outside_store())
@@ -43,6 +49,10 @@ def test_the_checks_bite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     assert structure.import_cycles()  # a <-> b, and store <-> analyze
     assert any("store imports analyze" in x or "analyze imports store" in x
                for x in structure.upward_imports())
+    long = structure.long_render_functions()
+    assert len(long) == 1 and "long.py:1: f is 81 lines" in long[0]
+    assert [x.split(": ")[-1] for x in structure.sections_read_the_store()] == [
+        "imports prkb.store"]
 
 
 def test_no_dead_code() -> None:

@@ -36,7 +36,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from ..profile import Profile
+from ..profile import AUDIT_DEFAULTS, Profile
 from .symbols import ClassFacts, SourceError, normalize_value, parse_classes, parse_source
 
 CONTEXT = 2
@@ -170,7 +170,9 @@ def _threshold_notes(facts: ClassFacts, profile: Profile) -> list[Note]:
                                              "grows": "yes" if _has_spec_marker(v, profile)
                                              else "unknown"}))
     flag_name = str(a.get("reorder_flag") or "")
-    pos = int(a.get("reorder_flag_position") or 1)
+    # 0 is a position (the first argument): only a missing key takes the default
+    given = a.get("reorder_flag_position")
+    pos = int(AUDIT_DEFAULTS["reorder_flag_position"] if given is None else given)
     for t in facts.threshold:
         if t.kind == "call" and t.call is not None:
             flag = t.call.keywords.get(flag_name)

@@ -159,7 +159,7 @@ class LevelChange:
 
 def _change_facts(row: dict[str, Any], profile: Profile) -> dict[str, Any]:
     """A stored declaration change in the shape of the report's ``changes`` items."""
-    from ..render.report import why_in_a_word
+    from ..render.prfacts import why_in_a_word
 
     return {"class": row["class_name"], "attr": row["attr"], "direction": row["direction"],
             "before": row["before"], "after": row["after"], "before_attr": row["before_attr"],
@@ -171,7 +171,7 @@ def _change_facts(row: dict[str, Any], profile: Profile) -> dict[str, Any]:
 class EffectiveChange:
     """A change of a builder's effective level (the code's state at the PR's parent and at
     its commit, ``analyze/state.py``): ``before``/``after`` are the sides as the report's
-    ``state_side`` macro takes them (``render.report.state_row``)."""
+    ``state_side`` macro takes them (``render.state_view.state_row``)."""
 
     class_name: str
     file: str
@@ -268,7 +268,7 @@ def _effective(dg: Digest, changes: list[dict[str, Any]] | None, it: PrItem,
                paths: set[str]) -> None:
     """The PR's changes of a builder's effective level (the profile's symbol), or the PR
     among those whose state was not read."""
-    from ..render.report import state_row
+    from ..render.state_view import state_row
 
     if changes is None:
         dg.effective_unknown.append(it)

@@ -3,10 +3,13 @@
 Messages live in ``templates/locales/<locale>/LC_MESSAGES/prkb.po`` (English msgids). The
 ``.po`` files are read at run time with Babel and compiled in memory (no ``.mo`` files in
 the tree). To add messages, write ``{{ _("English text") }}`` or ``{% trans %}`` in a
-template, then add the msgid with its Chinese msgstr to the ``zh_CN`` catalog (the English
-catalog may leave msgstr empty: the msgid is the English text). ``pybabel extract -F
-templates/babel.cfg -o /tmp/prkb.pot templates`` lists every msgid in use, and
-``tests/test_report_i18n.py`` fails when a template msgid has no Chinese translation.
+template (in Python, ``gettext("English text")``, or :func:`N_` around a constant looked up
+later), then add the msgid with its Chinese msgstr to the ``zh_CN`` catalog and with an empty
+msgstr to the ``en`` one (the msgid is the English text). ``python3 tests/catalog.py
+extract`` writes every message in use to ``templates/locales/prkb.pot`` (the templates and
+Python files ``templates/babel.cfg`` names); ``python3 tests/catalog.py check`` (and
+``tests/test_catalog_workflow.py``) fails on a message missing from a catalog, an entry no
+code says, or a stale ``.pot``.
 """
 
 from __future__ import annotations
@@ -217,9 +220,16 @@ def gettext(lang: str, msgid: str) -> str:
     return str(translations(lang).gettext(msgid))
 
 
+def N_(msgid: str) -> str:
+    """``msgid`` unchanged: marks a catalog message that Python code keeps in a constant and
+    translates later (``gettext(lang, CONSTANT)``), so that extraction finds it
+    (``tests/catalog.py``; ``N_`` is one of Babel's default keywords)."""
+    return msgid
+
+
 # --- dates --------------------------------------------------------------------------------
 
-ZONE_UNKNOWN = "%(time)s (time zone unknown)"  # a catalog message (both .po files)
+ZONE_UNKNOWN = N_("%(time)s (time zone unknown)")
 
 
 def zone_unknown(text: str, lang: str) -> str:

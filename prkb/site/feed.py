@@ -11,13 +11,13 @@ from typing import Any
 
 from ..dates import parse_time
 from ..profile import Profile
-from ..render.i18n import gettext
+from ..render.i18n import N_, gettext
 from ..render.markdown import one_line
 
-# The generic feed titles (catalog messages, both .po files), said when the profile's
-# [wording] has no ``feed`` / ``digest_feed``: they name the tracked symbol, no domain.
-_FEED_TITLE = "prkb: pull requests that changed %(symbol)s"
-_DIGEST_FEED_TITLE = "prkb: weekly digests of %(symbol)s changes"
+# The generic feed titles (catalog messages), said when the profile's [wording] has no
+# ``feed`` / ``digest_feed``: they name the tracked symbol, no domain.
+_FEED_TITLE = N_("prkb: pull requests that changed %(symbol)s")
+_DIGEST_FEED_TITLE = N_("prkb: weekly digests of %(symbol)s changes")
 
 
 def feed_title(profile: Profile, lang: str, *, digests: bool = False) -> str:

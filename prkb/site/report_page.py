@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..profile import Profile
-from ..render.report import localize, render_context, report_facts
+from ..render.report import ReportFacts, localize, render_context, report_facts
 from ..render.report import warm_up as warm_up_report
 from ..store import Store
 
@@ -28,9 +28,9 @@ class ReportPages:
 
     def __init__(self, profile: Profile) -> None:
         self.profile = profile
-        self._recent: list[tuple[Any, dict[str, Any], dict[str, Any]]] = []
+        self._recent: list[tuple[Any, dict[str, Any], ReportFacts]] = []
 
-    def facts(self, store: Store, pr: dict[str, Any]) -> dict[str, Any]:
+    def facts(self, store: Store, pr: dict[str, Any]) -> ReportFacts:
         """The language-independent report facts of ``pr`` (a dict with its ``ref``)."""
         for st, key, facts in self._recent:
             if key is pr and st is store:

@@ -1,9 +1,14 @@
 // The home page's timeline: every PR (the HTML holds the newest; timeline.json lists the
 // monthly parts that hold all), and filters that hide rows not matching every chosen value:
-// platform, risk tag, level change, state, builder (the builders a PR changed) and a text
-// (every word of it in the PR's number, title or the class names of its builders). The
-// filters are kept in the address's query string (?builders=...&q=...), so a reload or a
-// shared link shows the same rows. Text is set with textContent.
+// platform, risk tag, level change, state, builder (the builders a PR changed) and a text:
+// every word of it (split at spaces, case and width folded) must match from the start of a word
+// of the PR's number, title or the class names of its builders. A word starts at the start of
+// the text, after a character that is no letter or digit, at a camel-case hump
+// (Flash|Attention|MLA|Metadata), and at every character of a script written without spaces
+// (Chinese, Japanese); a character that is no letter or digit starts a word itself. So "43"
+// and "#43" match #4310 but not #14310; "attn" matches "FlashAttnBackend" and "[ROCm] attn",
+// not "flashattn". The filters are kept in the address's query string (?builders=...&q=...),
+// so a reload or a shared link shows the same rows. Text is set with textContent.
 "use strict";
 (function () {
   const form = document.getElementById("filters");
@@ -67,14 +72,45 @@
     return li;
   }
 
-  const fold = (s) => s.normalize("NFKC").toLowerCase();
+  // case and width folded, a character at a time (as the rows' text: a final sigma stays σ)
+  const fold = (s) => Array.from(s.normalize("NFKC"), (c) => c.toLowerCase()).join("");
+  const WORD = /[\p{L}\p{N}]/u;
+  const UPPER = /\p{Lu}/u;
+  const LOWER = /\p{Ll}/u;
+  const SPACE = /\s/u;
+  const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
 
-  // what the text filter reads of a row: its number and title, its builders' class names
+  // whether the character c (between prev and next, "" at the ends) starts a word
+  function startsWord(prev, c, next) {
+    if (SPACE.test(c)) return false;
+    if (!WORD.test(c) || UNSPACED.test(c)) return true;  // "#", "[", "<"; each CJK character
+    if (!prev || !WORD.test(prev)) return true;
+    if (UPPER.test(c) && (LOWER.test(prev) || /\p{N}/u.test(prev))) return true;  // Flash|Attn
+    return UPPER.test(c) && UPPER.test(prev) && LOWER.test(next);  // MLA|Metadata
+  }
+
+  // what the text filter reads of a row: its number and title, its builders' class names;
+  // folded, with the offsets (in the folded text) where a word starts
   function haystack(r) {
     const a = r.querySelector("a.title");
     const parts = [a ? a.textContent : ""];
     for (const slug of (r.dataset.builders || "").split(" ")) if (slug && classOf[slug]) parts.push(classOf[slug]);
-    return fold(parts.join("\n"));
+    const chars = Array.from(parts.join("\n").normalize("NFKC"));
+    let text = "";
+    const starts = new Set();
+    chars.forEach((c, i) => {
+      if (startsWord(chars[i - 1] || "", c, chars[i + 1] || "")) starts.add(text.length);
+      text += c.toLowerCase();  // one character at a time: the offsets stay those of the text
+    });
+    return { text, starts };
+  }
+
+  // a (folded) term is in the text when it occurs from the start of a word
+  function found(h, term) {
+    for (let i = h.text.indexOf(term); i !== -1; i = h.text.indexOf(term, i + 1)) {
+      if (h.starts.has(i)) return true;
+    }
+    return false;
   }
 
   function index() {
@@ -94,7 +130,7 @@
     let shown = 0;
     rows.forEach((r, i) => {
       const ok = wanted.every(([key, value]) => words[i][key].has(value))
-        && terms.every((t) => words[i].text.includes(t));
+        && terms.every((t) => found(words[i].text, t));
       r.hidden = !ok;
       if (ok) shown += 1;
     });
