@@ -226,7 +226,7 @@ def state_check(db: Path, clone: Path) -> dict[str, Any]:
     listing): one model, so they must be equal."""
     from prkb.analyze.audit import AuditCache, audit_revision
     from prkb.analyze.state import changes_json, state_changes
-    from prkb.gitobj import GitRepo
+    from prkb.gitrepo import GitRepo
     from prkb.profile import load_profile
     from prkb.store import Store
 

@@ -37,7 +37,7 @@ from gitrepo import GitRepoBuilder  # noqa: E402
 
 from prkb.collect.git import collect_git  # noqa: E402
 from prkb.collect.github import collect_github  # noqa: E402
-from prkb.collect.github_kb import collect_github as collect_github_kb  # noqa: E402
+from prkb.collect.github_assisted import collect_github as collect_github_assisted  # noqa: E402
 from prkb.profile import load_profile  # noqa: E402
 from prkb.store import Store  # noqa: E402
 
@@ -153,8 +153,8 @@ def vllm(args: argparse.Namespace) -> bool:
 
         def assisted() -> Any:
             with Store(db_b) as store:
-                return collect_github_kb(store, name, profile, token=TOKEN, api_url=srv.url,
-                                         discovery="kb")
+                return collect_github_assisted(store, name, profile, token=TOKEN,
+                                               api_url=srv.url, discovery="kb")
 
         a1, ta1 = run_counted(srv, rest)
         _a2, ta2 = run_counted(srv, rest)

@@ -48,7 +48,7 @@ def child(kb: str, kind: str, count: int) -> None:
     from prkb.profile import load_profile
     from prkb.site.build import _warm_ups, report_html_for
     from prkb.site.gather import gather
-    from prkb.site.pages import current_hashes, plan_pages
+    from prkb.site.plan import current_hashes, plan_pages
     from prkb.site.render import RenderJob, _render_some, _warm_up
     from prkb.store import Store
 

@@ -49,7 +49,7 @@ _API: dict[str, str] = {
     "Collected": "prkb.ingest",
     "Collector": "prkb.collect.plugin",
     "collect_git": "prkb.collect.git",
-    "collect_github": "prkb.collect.github_kb",
+    "collect_github": "prkb.collect.github_assisted",
     "import_jsonl": "prkb.collect.snapshot",
     "export_jsonl": "prkb.collect.snapshot",
     "audit_revision": "prkb.analyze.audit",
@@ -59,8 +59,8 @@ _API: dict[str, str] = {
     "render_report": "prkb.render.report",
     "build_site": "prkb.site.build",
     "render_digest": "prkb.publish.digest",
-    "matrix_at": "prkb.matrix",
-    "drift_at": "prkb.docsdrift",
+    "matrix_at": "prkb.publish.matrix",
+    "drift_at": "prkb.publish.docsdrift",
     "data_dir": "prkb.paths",
 }
 
@@ -96,17 +96,17 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time names load on first
     from .analyze.audit import audit_revision
     from .check import run_check
     from .collect.git import collect_git
-    from .collect.github_kb import collect_github
+    from .collect.github_assisted import collect_github
     from .collect.plugin import Collector
     from .collect.snapshot import export_jsonl, import_jsonl
-    from .docsdrift import drift_at
     from .errors import InputError, NotFound, PrkbError
     from .graph import build_relations, load_graph
     from .ingest import Collected, ingest, ingest_all
-    from .matrix import matrix_at
     from .paths import data_dir
     from .profile import Profile, load_profile
     from .publish.digest import render_digest
+    from .publish.docsdrift import drift_at
+    from .publish.matrix import matrix_at
     from .render.report import render_report
     from .site.build import build_site
     from .store import Store

@@ -222,7 +222,7 @@ def ingest(
             when = rec.get("merged_at") or rec.get("created_at") or ""
             store.write_builder_levels(repo, sha, when, ref, levels)
         # the PR's own rows last: the change journal's newest row then names this PR (a site
-        # build reads that row again, prkb.store.core changes_since), not a builder's class
+        # build reads that row again, prkb.store.database changes_since), not a builder's class
         pr_id = _write(store, repo, ref, rec, digest, analysis, existing)
         apply_cursor(store, cursor_updates)
     return IngestResult(ref, "new" if existing is None else "updated", pr_id, tuple(notes))

@@ -153,7 +153,8 @@ class KbSummary:
     by_direction: list[tuple[str, int]]  # symbol changes per direction, most first
 
 
-# --- the relation graph and the support matrix (prkb.graph, prkb.matrix; store: graph_queries)
+# --- the relation graph and the support matrix (prkb.graph, prkb.publish.matrix;
+# store: graph_queries)
 
 
 SHORT_SHA = 12  # the characters of a commit's sha every output shows

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .analyze.audit import file_markers
-from .gitobj import GitRepo
+from .gitrepo import GitRepo
 from .paths import data_dir
 from .profile import SCHEMA, Profile, build_profile, key_text, profile_problems
 

@@ -34,7 +34,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "prkb.models",
             "prkb.profile",
             "prkb.glossary",
-            "prkb.gitobj",
+            "prkb.gitrepo",
             "prkb.records",
             "prkb.evidence",
         ),
@@ -44,8 +44,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("graph", ("prkb.graph",)),
     ("collect", ("prkb.collect", "prkb.ingest")),
     ("render", ("prkb.render",)),
-    ("publish", ("prkb.site", "prkb.publish", "prkb.matrix", "prkb.docsdrift", "prkb.check",
-                 "prkb.profile_check")),
+    ("publish", ("prkb.site", "prkb.publish", "prkb.check", "prkb.profile_check")),
     ("app", ("prkb.commands", "prkb.cli", "prkb.demo", "prkb.__main__")),
 ]
 # Which layers each layer may import (besides the base, which everyone may).

@@ -11,7 +11,7 @@ from gitrepo import GitRepoBuilder
 
 from prkb.analyze.audit import AuditCache, audit_revision, builder_levels_rows, value_levels
 from prkb.cli import main
-from prkb.gitobj import GitRepo
+from prkb.gitrepo import GitRepo
 from prkb.profile import load_profile
 
 RULE = "cg-uniform-without-spec-decode"

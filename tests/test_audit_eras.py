@@ -13,7 +13,7 @@ from auditfixtures import BACKEND
 from gitrepo import GitRepoBuilder
 
 from prkb.analyze.audit import AuditResult, audit_revision, builder_levels_rows
-from prkb.gitobj import GitRepo
+from prkb.gitrepo import GitRepo
 from prkb.profile import load_profile
 
 P = load_profile()
@@ -605,7 +605,7 @@ def test_collected_override_changes_carry_the_returns(dyn_kb):
 
 def test_matrix_history_and_timeline_show_the_set(dyn_kb, capsys):
     from prkb.cli import main
-    from prkb.matrix import history_markdown, matrix_history
+    from prkb.publish.matrix import history_markdown, matrix_history
 
     store, db = dyn_kb
     [hist] = [b["levels"] for b in matrix_history(store)["builders"]

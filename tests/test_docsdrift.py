@@ -10,8 +10,8 @@ from auditfixtures import base_tree, plain_builder, triton_mla
 from gitrepo import GitRepoBuilder
 
 from prkb.cli import main
-from prkb.docsdrift import TableError, parse_table
 from prkb.profile import load_profile
+from prkb.publish.docsdrift import TableError, parse_table
 
 DOC = "docs/design/cuda_graphs.md"
 

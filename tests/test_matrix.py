@@ -13,10 +13,10 @@ from markdown_it import MarkdownIt
 
 from prkb.cli import main
 from prkb.collect.git import collect_git
-from prkb.docsdrift import parse_table
-from prkb.matrix import matrix_history
 from prkb.paths import data_dir
 from prkb.profile import load_profile
+from prkb.publish.docsdrift import parse_table
+from prkb.publish.matrix import matrix_history
 from prkb.store import Store
 
 

@@ -9,7 +9,7 @@ from gitrepo import GitRepoBuilder, git
 
 from prkb.collect.git import collect_git, pickaxe
 from prkb.collect.github import _Matcher
-from prkb.gitobj import GitRepo
+from prkb.gitrepo import GitRepo
 from prkb.profile import load_profile
 from prkb.render.patches import key_hunks
 from prkb.store import Store

@@ -30,7 +30,7 @@ from prkb.ingest import ingest
 from prkb.profile import load_profile
 from prkb.render.i18n import gettext, translations
 from prkb.site import links as site_links
-from prkb.site import pages as site_pages
+from prkb.site import plan as site_plan
 from prkb.site.build import build_site
 from prkb.site.gather import builder_slug
 from prkb.store import Store
@@ -64,7 +64,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("browser")
     # the home page's HTML holds only the newest rows; the rest come from timeline.json
     with make_kb(tmp / "kb.sqlite") as store, pytest.MonkeyPatch.context() as mp:
-        mp.setattr(site_pages, "HOME_ROWS", 3)
+        mp.setattr(site_plan, "HOME_ROWS", 3)
         build_site(store, tmp / "site", load_profile(None), search=True)
     assert (tmp / "site" / "en" / "index.html").read_text().count('<li class="pr ') == 3
     return tmp / "site"

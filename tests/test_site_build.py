@@ -473,7 +473,7 @@ def test_the_salt_covers_the_site_code() -> None:
 
     files = salt_files()
     root = project_root()
-    for name in ("build.py", "pages.py", "render.py", "feed.py", "digest_pages.py"):
+    for name in ("build.py", "plan.py", "render.py", "feed.py", "digest_pages.py"):
         assert root / "prkb" / "site" / name in files
     assert all(f.exists() for f in files)
 

@@ -22,7 +22,7 @@ from prkb.ingest import ingest
 from prkb.profile import load_profile
 from prkb.site import commit as site_commit
 from prkb.site import output as site_output
-from prkb.site import pages as site_pages
+from prkb.site import plan as site_plan
 from prkb.site import render as site_render
 from prkb.site import search as site_search
 from prkb.site.build import build_site
@@ -33,13 +33,13 @@ from prkb.store import Store
 pytestmark = pytest.mark.heavy
 
 PROFILE = load_profile(None)
-GRAPH_ROWS = site_pages.GRAPH_ROWS
+GRAPH_ROWS = site_plan.GRAPH_ROWS
 
 
 @pytest.fixture(autouse=True)
 def no_graph_rows(monkeypatch: pytest.MonkeyPatch) -> None:
     """As in test_site_patch: every related PR would be in the graph page's table."""
-    monkeypatch.setattr(site_pages, "GRAPH_ROWS", 0)
+    monkeypatch.setattr(site_plan, "GRAPH_ROWS", 0)
 
 
 def _retitle(store: Store, title: str, stamp: str) -> None:
@@ -308,7 +308,7 @@ def test_one_pr_rebuilds_killed_at_random_leave_a_site_the_next_build_makes_whol
     import random
     import signal
 
-    monkeypatch.setattr(site_pages, "GRAPH_ROWS", GRAPH_ROWS)  # as the processes build
+    monkeypatch.setattr(site_plan, "GRAPH_ROWS", GRAPH_ROWS)  # as the processes build
     out, fresh = tmp_path / "site", tmp_path / "fresh"
     db = tmp_path / "kb.sqlite"
     cmd, env = _process_site(db, out)
@@ -350,7 +350,7 @@ def test_two_builds_of_one_site_at_once_both_finish_and_the_site_is_whole(
     """Two processes build the same site at the same time after each edit: one may write in
     place while the other swaps a tree in (the lock orders them); both succeed, and the site
     is a fresh build's."""
-    monkeypatch.setattr(site_pages, "GRAPH_ROWS", GRAPH_ROWS)  # as the processes build
+    monkeypatch.setattr(site_plan, "GRAPH_ROWS", GRAPH_ROWS)  # as the processes build
     out, fresh = tmp_path / "site", tmp_path / "fresh"
     db = tmp_path / "kb.sqlite"
     cmd, env = _process_site(db, out)

@@ -16,7 +16,7 @@ from prkb.ingest import ingest
 from prkb.profile import load_profile
 from prkb.site import digest_pages
 from prkb.site import fragments as site_fragments
-from prkb.site import pages as site_pages
+from prkb.site import plan as site_plan
 from prkb.site import render as site_render
 from prkb.site.build import build_site
 from prkb.site.fragments import FragmentCache
@@ -38,7 +38,7 @@ def _in_process(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(site_render, "SPLIT_MIN", 10**9)
     monkeypatch.setattr(site_render, "PARALLEL_MIN", 10**9)
     # as in test_site_patch: every related PR would be in the graph page's table
-    monkeypatch.setattr(site_pages, "GRAPH_ROWS", 0)
+    monkeypatch.setattr(site_plan, "GRAPH_ROWS", 0)
 
 
 def _count_feed_entries(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:

@@ -21,7 +21,7 @@ from sitekb import files, make_kb, plain_record
 from prkb.graph import build_relations
 from prkb.ingest import ingest
 from prkb.profile import load_profile
-from prkb.site import pages as site_pages
+from prkb.site import plan as site_plan
 from prkb.site.build import build_site
 from prkb.site.state import MODEL
 from prkb.store import Store
@@ -116,7 +116,7 @@ def test_random_edits_keep_incremental_builds_equal_to_fresh_ones(
 ) -> None:
     # two rows in the graph page's table: its PRs are planned in full when edited, the
     # others from a partial read (on a large site most PRs are not in that table)
-    monkeypatch.setattr(site_pages, "GRAPH_ROWS", 2)
+    monkeypatch.setattr(site_plan, "GRAPH_ROWS", 2)
     random_history(tmp_path, seed)
 
 

@@ -13,7 +13,7 @@ from sitekb import assert_same_as_fresh, hostile_record, make_kb, plain_record
 
 from prkb.ingest import ingest
 from prkb.profile import load_profile
-from prkb.site import pages as site_pages
+from prkb.site import plan as site_plan
 from prkb.site.build import build_site
 from prkb.site.state import MODEL
 from prkb.store import Store
@@ -35,7 +35,7 @@ def _edit(store: Store, number: int, title: str, when: str, level: str, cls: str
 def no_graph_rows(monkeypatch: pytest.MonkeyPatch) -> None:
     """A graph page without its table of relations: on a large site most PRs are not in its
     first rows; here every related PR would be, and is planned in full when edited."""
-    monkeypatch.setattr(site_pages, "GRAPH_ROWS", 0)
+    monkeypatch.setattr(site_plan, "GRAPH_ROWS", 0)
 
 
 @pytest.mark.usefixtures("no_graph_rows")

@@ -15,7 +15,7 @@ from gitrepo import GitRepoBuilder, git
 from prkb.analyze.audit import audit_revision
 from prkb.analyze.state import changes_json, state_changes
 from prkb.collect.git import collect_git
-from prkb.gitobj import GitRepo
+from prkb.gitrepo import GitRepo
 from prkb.graph import build_relations
 from prkb.ingest import ingest
 from prkb.profile import load_profile
@@ -943,7 +943,7 @@ def test_a_base_the_scan_cannot_read_makes_what_it_may_set_unknown(tmp_path):
         "reason": "SomeMixin is a base the scanned code does not define, and it may set the value"}
     assert got["NMetadataBuilder"]["_cudagraph_support"]["source"] == "declared"
     # the matrix says unknown too, with the reason, not the root base's level
-    from prkb.matrix import matrix_at, to_markdown
+    from prkb.publish.matrix import matrix_at, to_markdown
 
     _, rows = matrix_at(str(r.path), sha, load_profile(), None)
     (row,) = [x for x in to_markdown(rows, load_profile()).splitlines()

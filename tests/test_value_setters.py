@@ -15,9 +15,9 @@ from gitrepo import GitRepoBuilder
 
 from prkb.cli import main
 from prkb.collect.git import collect_git
-from prkb.gitobj import GitRepo
-from prkb.matrix import matrix_at
+from prkb.gitrepo import GitRepo
 from prkb.profile import load_profile
+from prkb.publish.matrix import matrix_at
 from prkb.render.report import render_report
 from prkb.store import Store
 

@@ -26,7 +26,7 @@ from types import ModuleType
 from typing import Any, TypeVar, cast
 
 from ..errors import InputError
-from ..gitobj import GitRepo, TreeEntry
+from ..gitrepo import GitRepo, TreeEntry
 from ..models import Finding
 from ..profile import Profile
 from . import state
@@ -781,8 +781,8 @@ def compute_builders(
         if condition:
             dyn_reasons.append(f"conditional value: {condition}")
         is_mla = any(c.name in mla_roots for c in mro)
-        spec_ready: bool | None = None
-        spec_reason = spec_reason_zh = ""
+        verdict: bool | None = None
+        verdict_reason = verdict_reason_zh = ""
         if rules is not None and hasattr(rules, "spec_readiness"):
             chain = []
             for c in mro:
@@ -792,8 +792,8 @@ def compute_builders(
                 chain.append(rules.Link(c.qual, hier.facts(c), role))
             # (ready, reason) or (ready, reason, reason in Chinese)
             got = rules.spec_readiness(chain, is_mla, profile)
-            spec_ready, spec_reason = got[0], got[1]
-            spec_reason_zh = got[2] if len(got) > 2 else spec_reason
+            verdict, verdict_reason = got[0], got[1]
+            verdict_reason_zh = got[2] if len(got) > 2 else verdict_reason
         info = BuilderInfo(
             class_name=ref.qual,
             file=ref.file,
@@ -809,9 +809,9 @@ def compute_builders(
             condition=condition,
             levels=levels,
             is_mla=is_mla,
-            spec_ready=spec_ready,
-            spec_reason=spec_reason,
-            spec_reason_zh=spec_reason_zh,
+            spec_ready=verdict,
+            spec_reason=verdict_reason,
+            spec_reason_zh=verdict_reason_zh,
             bases=list(facts.bases),
             ancestors=[c.qual for c in mro[1:]],
             alternatives=alternatives,

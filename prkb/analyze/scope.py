@@ -195,7 +195,7 @@ def _crosses(change: SymbolChange, profile: Profile) -> bool:
 
 def _audit_reading(
     change: SymbolChange, profile: Profile, findings: list[Finding],
-    spec_ready: dict[tuple[str, str], bool | None],
+    verdicts: dict[tuple[str, str], bool | None],
 ) -> str | None:
     flag = {profile.normalize_level(x) for x in profile.audit.get("flag_levels", [])}
     if not change.after or profile.normalize_level(change.after) not in flag:
@@ -206,13 +206,13 @@ def _audit_reading(
     if any(f.rule == rule and f.class_name == change.class_name
            and (not f.file or f.file == change.file) for f in findings):
         return "finding"
-    ready = spec_ready.get((change.class_name, change.file))
+    ready = verdicts.get((change.class_name, change.file))
     return "not-checked" if ready is None else "ready" if ready else "not-ready"
 
 
 def effects_of(
     change: SymbolChange, profile: Profile, findings: list[Finding],
-    spec_ready: dict[tuple[str, str], bool | None], prior: Prior | None = None,
+    verdicts: dict[tuple[str, str], bool | None], prior: Prior | None = None,
 ) -> list[Effect]:
     """The effects of one declaration change (the table of the module's docstring), each
     with the change's file. ``prior``: what the code's state change says of this builder
@@ -222,11 +222,11 @@ def effects_of(
         or "stale" in (prior.before_source, prior.after_source)
         or profile.is_bool_value(change.before) or profile.is_bool_value(change.after)
     ):
-        read = _effects_from_state(change, profile, findings, spec_ready, prior)
+        read = _effects_from_state(change, profile, findings, verdicts, prior)
         if read is not None:
             return [replace(e, file=change.file) for e in read]
     return [replace(e, file=change.file)
-            for e in _effects(change, profile, findings, spec_ready)]
+            for e in _effects(change, profile, findings, verdicts)]
 
 
 def _inherited_name(source: str | None) -> str | None:
@@ -235,7 +235,7 @@ def _inherited_name(source: str | None) -> str | None:
 
 def _effects_from_state(
     change: SymbolChange, profile: Profile, findings: list[Finding],
-    spec_ready: dict[tuple[str, str], bool | None], prior: Prior,
+    verdicts: dict[tuple[str, str], bool | None], prior: Prior,
 ) -> list[Effect] | None:
     """A declaration change (or, direction ``inherited``, a builder the PR did not change)
     read against the builder's effective values at both revisions:
@@ -261,7 +261,7 @@ def _effects_from_state(
         # the risk of the level it claims, as for any declaration of a new value
         level = prior.after if profile.level_rank(prior.after) is not None else change.after
         claimed = replace(change, before=None, after=level, direction="added")
-        risk = [e for e in _effects(claimed, profile, findings, spec_ready)
+        risk = [e for e in _effects(claimed, profile, findings, verdicts)
                 if e.reason == "correctness-risk"]
         party = risk[0].party if risk else BACKEND_USERS
         return [Effect(who, party, NEITHER, "new-builder", "new-builder",
@@ -302,14 +302,14 @@ def _effects_from_state(
         return [Effect(who, BACKEND_USERS, NEITHER, "same-effective")]
     there = replace(change, before=prior.before, after=prior.after,
                     direction="raised" if rank_a > rank_b else "lowered")
-    read = _effects(there, profile, findings, spec_ready)
+    read = _effects(there, profile, findings, verdicts)
     return [replace(e, basis=basis, level_before=prior.before, level_after=prior.after,
                     from_class=origin[0], from_file=origin[1]) for e in read]
 
 
 def _effects(
     change: SymbolChange, profile: Profile, findings: list[Finding],
-    spec_ready: dict[tuple[str, str], bool | None],
+    verdicts: dict[tuple[str, str], bool | None],
 ) -> list[Effect]:
     who = change.class_name
     party = SPEC_USERS if _crosses(change, profile) else BACKEND_USERS
@@ -336,7 +336,7 @@ def _effects(
             return [Effect(who, party, NEITHER, "same-as-default", "versus-default")]
         d, basis = "raised", "versus-default"
     if d == "raised":
-        audit = _audit_reading(change, profile, findings, spec_ready)
+        audit = _audit_reading(change, profile, findings, verdicts)
         if party == SPEC_USERS and audit in ("finding", "not-ready"):
             # speculative decoding users gain only where the threshold lets them: here the
             # audit reads that it cannot grow, so capture fails instead
@@ -364,7 +364,7 @@ def _effects(
             read = Effect(who, SPEC_USERS if _crosses(there, profile) else BACKEND_USERS,
                           NEITHER, "condition-shift", **where)
             return [read, *(replace(e, **where)
-                            for e in _effects(there, profile, findings, spec_ready))]
+                            for e in _effects(there, profile, findings, verdicts))]
     return [Effect(who, party, UNKNOWN, "expression-changed")]
 
 
@@ -397,15 +397,15 @@ def scope_of(
     changes: list[SymbolChange],
     findings: list[Finding],
     profile: Profile,
-    spec_ready: dict[tuple[str, str], bool | None] | None = None,
+    verdicts: dict[tuple[str, str], bool | None] | None = None,
     prior: dict[tuple[str, str], Prior] | None = None,
 ) -> Scope:
     """The scope of one PR. ``changes``: its symbol changes; ``findings``: the audit's findings
-    for it; ``spec_ready``: (class, file) -> the audit's stored reading of whether its
+    for it; ``verdicts``: (class, file) -> the audit rule's stored verdict of whether its
     threshold grows with speculative tokens (``builder_levels.spec_ready`` at the PR's
     commit), None unread; ``prior``: what the code's state change says of each changed
     builder (:func:`priors`), empty when it was not read."""
-    ready = spec_ready or {}
+    ready = verdicts or {}
     builders = tuple(
         BuilderFact(
             c.class_name, c.file, c.attr, c.before, c.after, c.direction,

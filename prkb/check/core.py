@@ -12,8 +12,8 @@ Everything is read from git objects (no checkout). The audit runs at head and at
   sides and compared per class (:func:`prkb.analyze.symbols.diff_declarations`), renames and
   moves folded (``moved_declarations``, ``pair_moves``); plus each builder whose *effective*
   levels (declared or inherited) differ between the two audits.
-* **Documentation drift** (:mod:`prkb.docsdrift`) at base and at head: the stale rows, missing
-  builders and orphan rows present at head and not at base are the drift the change
+* **Documentation drift** (:mod:`prkb.publish.docsdrift`) at base and at head: the stale rows,
+  missing builders and orphan rows present at head and not at base are the drift the change
   introduces. They are warnings: they never decide the exit code.
 """
 
@@ -35,11 +35,11 @@ from ..analyze.symbols import (
     pair_moves,
     parse_classes,
 )
-from ..docsdrift import DriftReport, TableError, check_drift, parse_table
 from ..errors import InputError
-from ..gitobj import GitRepo
+from ..gitrepo import GitRepo
 from ..models import Finding, SymbolChange
 from ..profile import Profile
+from ..publish.docsdrift import DriftReport, TableError, check_drift, parse_table
 
 Warn = Callable[[str], None]
 

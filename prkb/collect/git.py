@@ -36,7 +36,7 @@ from ..analyze.symbols import (
     pair_moves,
 )
 from ..errors import PrkbError
-from ..gitobj import (
+from ..gitrepo import (
     NULL_SHA,
     CommitMeta,
     GitError,

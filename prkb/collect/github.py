@@ -532,7 +532,7 @@ def collect_github(
     collector_cls: type[GithubCollector] | None = None,
 ) -> GithubStats:
     """Collect ``repo``'s PRs that touch the profile's family into ``store`` (resumable),
-    reading every PR's file list (:func:`prkb.collect.github_kb.collect_github` chooses
+    reading every PR's file list (:func:`prkb.collect.github_assisted.collect_github` chooses
     between this and the git-assisted discovery)."""
     collector = (collector_cls or GithubCollector)(
         store, repo, profile, token=token, api_url=api_url, since=since, max_prs=max_prs,

@@ -1,5 +1,6 @@
-"""``prkb collect github``: the GitHub collector (:func:`prkb.collect.github_kb.collect_github`)
-as a :class:`~prkb.collect.plugin.Collector`."""
+"""``prkb collect github``: the GitHub collector
+(:func:`prkb.collect.github_assisted.collect_github`) as a
+:class:`~prkb.collect.plugin.Collector`."""
 
 from __future__ import annotations
 
@@ -65,12 +66,12 @@ class GithubPlugin:
         parser.set_defaults(discovery="auto")
 
     def run(self, args: argparse.Namespace, store: Store, profile: Profile) -> GithubStats:
-        """:func:`~prkb.collect.github_kb.collect_github` with the parsed options, the token
+        """:func:`~prkb.collect.github_assisted.collect_github` with the parsed options, the token
         of the environment and a progress bar."""
         from ..progress import bar, warn
         from .github import token_from_env
+        from .github_assisted import collect_github
         from .github_http import DEFAULT_API_URL
-        from .github_kb import collect_github
 
         token = token_from_env()
         if token is None:

@@ -16,7 +16,7 @@ from itertools import zip_longest
 
 from ..analyze.declscan import declaration_key
 from ..analyze.symbols import ClassFacts, SourceError, parse_classes, parse_source
-from ..gitobj import GitRepo
+from ..gitrepo import GitRepo
 from ..profile import Profile
 
 NULL_BLOB = "0" * 40

@@ -32,7 +32,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def cmd_audit(args: argparse.Namespace) -> int:
     from ..analyze.audit import audit_revision
-    from ..gitobj import GitRepo
+    from ..gitrepo import GitRepo
 
     profile = profile_of(args)
     with GitRepo(args.path) as repo:

@@ -71,7 +71,7 @@ def _store_if_present(args: argparse.Namespace) -> Any:
 
 
 def cmd_matrix(args: argparse.Namespace) -> int:
-    from ..matrix import (
+    from ..publish.matrix import (
         history_markdown,
         history_rows,
         history_until,
@@ -112,7 +112,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
 
 
 def cmd_docs_drift(args: argparse.Namespace) -> int:
-    from ..docsdrift import drift_at
+    from ..publish.docsdrift import drift_at
 
     report = drift_at(args.path, args.rev, profile_of(args), args.doc, warn=warn)
     if args.json:

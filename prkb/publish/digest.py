@@ -639,7 +639,7 @@ def _env(lang: str, html: bool = False) -> Any:
         constant_messages(env, "escaped", lang)
     fast_lookups(env)
     formatter = DigestHtml() if html else DigestText()
-    env.globals["F"] = formatter
+    env.globals["markup"] = formatter
     for name in ("open_section", "pr_ref", "date", "code", "tags"):
         plain_call(getattr(formatter, name))
     env.filters["plain"] = plain
@@ -648,7 +648,7 @@ def _env(lang: str, html: bool = False) -> Any:
     report_fmt = FORMATTERS["html" if html else "txt"]
     env.filters.update({k: v for k, v in filters_of(report_fmt).items() if k in ("c", "q")})
     env.globals["codes"] = report_fmt.codes
-    env.globals["L"] = env.get_template("report/_labels.j2").make_module()
+    env.globals["labels"] = env.get_template("report/_labels.j2").make_module()
     env.globals["sentences"] = sentence_macros(env)  # last: the macros see every global
     return env
 

@@ -1,7 +1,7 @@
 """The per-format helpers of the report template: Markdown, plain text and HTML.
 
 ``templates/report/report.j2`` is written once; every piece of markup it needs comes from the
-formatter ``F`` it is rendered with (and the filters ``t``, ``q``, ``c``, ``block``, ``link``
+formatter ``markup`` it is rendered with (and the filters ``t``, ``q``, ``c``, ``block``, ``link``
 taken from the same object). No formatter holds a word a reader sees: the sentences are
 catalog messages in the template.
 
@@ -245,12 +245,12 @@ def drop_marks(line: str) -> str | None:
     return rest if rest.strip() else None
 
 
-_CONSTANT = re.compile(r"\{\{ F\.(\w+) \}\}")
+_CONSTANT = re.compile(r"\{\{ markup\.(\w+) \}\}")
 
 
 class FormatConstants(jinja2.ext.Extension):
-    """Writes the formatter's structure strings (``{{ F.li }}``, ``{{ F.end_ul }}``...) into
-    the report template's source when it is compiled for a format, so they cost what
+    """Writes the formatter's structure strings (``{{ markup.li }}``, ``{{ markup.end_ul }}``...)
+    into the report template's source when it is compiled for a format, so they cost what
     literal text costs (the HTML of a PR page renders tens of them).
 
     The environment names its formatter in ``report_format`` (``Environment.extend``); an
@@ -259,7 +259,7 @@ class FormatConstants(jinja2.ext.Extension):
 
     def preprocess(self, source: str, name: str | None, filename: str | None = None) -> str:
         fmt = getattr(self.environment, "report_format", None)
-        if fmt is None or "{{ F." not in source:
+        if fmt is None or "{{ markup." not in source:
             return source
 
         def constant(m: re.Match[str]) -> str:

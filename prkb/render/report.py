@@ -175,7 +175,7 @@ REPORT = "report/report.j2"
 @lru_cache(maxsize=16)
 def _report_env(lang: str, fmt: str, subject: str = "", rules: str = "") -> jinja2.Environment:
     """The environment of one language and format, cached (templates compile once): the
-    report template with the formatter ``F`` of ``fmt`` (:mod:`.formats`) and its filters.
+    report template with the formatter ``markup`` of ``fmt`` (:mod:`.formats`) and its filters.
     ``html`` autoescapes (:func:`.i18n.html_env`); ``md`` and ``txt`` do not. ``subject``
     ``commit``: a report of a commit without a PR, its messages worded so where the catalog
     has them (``msgctxt "commit"``). ``rules``: the profile's audit rule module, whose own
@@ -211,9 +211,9 @@ def _report_env(lang: str, fmt: str, subject: str = "", rules: str = "") -> jinj
     own = "".join(f"-{x}" for x in (subject, rules_key(rules)) if x)
     env.bytecode_cache = language_cache(f"report-{fmt}{own}", lang)
     env.filters.update(filters_of(formatter))
-    env.globals.update(F=formatter, codes=formatter.codes, num=formatter.num)
+    env.globals.update(markup=formatter, codes=formatter.codes, num=formatter.num)
     # the label tables (report/_labels.j2) depend only on the language: built once
-    env.globals["L"] = env.get_template("report/_labels.j2").make_module()
+    env.globals["labels"] = env.get_template("report/_labels.j2").make_module()
     env.globals["sentences"] = sentence_macros(env)  # last: the macros see every global
     return env
 

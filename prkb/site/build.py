@@ -2,7 +2,7 @@
 
 :data:`STAGES`, in order: **gather** (one consistent read of the knowledge base,
 :mod:`prkb.site.gather`) -> **plan** (every page with the hash of its inputs,
-:mod:`prkb.site.pages`; which pages did not change since the previous build) -> **render**
+:mod:`prkb.site.plan`; which pages did not change since the previous build) -> **render**
 (unchanged pages reused, the others rendered, :mod:`prkb.site.render`; static assets, sitemap;
 internal links checked, :mod:`prkb.site.links`) -> **index** (the Pagefind search index in
 shards, each indexed again only when what it reads of its pages changed,
@@ -41,8 +41,8 @@ from .gather import SiteData
 from .gather import gather as gather_data
 from .output import OutputTree, Trash
 from .page import Page
-from .pages import Plan, current_hashes, plan_pages
 from .patch import PatchJob, Replan, patch_plan
+from .plan import Plan, current_hashes, plan_pages
 from .render import RenderJob, render_all
 from .search import (
     INDEX,

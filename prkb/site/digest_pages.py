@@ -171,7 +171,7 @@ def digest_pages(
 ) -> DigestPlan:
     """The digest pages of every language and their feeds.
 
-    ``whole`` (a :class:`prkb.site.pages.Whole`): ``data`` is a partial read; the weeks,
+    ``whole`` (a :class:`prkb.site.plan.Whole`): ``data`` is a partial read; the weeks,
     their relation ends and the PR slugs are the whole site's, from there (``pr_hash`` then
     holds every PR)."""
     from ..publish.digest import week_period

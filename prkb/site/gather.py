@@ -13,9 +13,9 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..matrix import matrix_history
 from ..models import record_label
 from ..profile import Profile
+from ..publish.matrix import matrix_history
 from ..store import Store
 
 SHA_SLUG = 12

@@ -9,13 +9,13 @@ relations, its builders' pages, its month of the timeline, its graph part, its d
 and the home page and feeds when it is among the newest.
 
 :func:`patch_plan` checks that this is the case, from the change journal and the model the
-previous build kept (:attr:`prkb.site.pages.Plan.model`: every PR's place hash, the months,
+previous build kept (:attr:`prkb.site.plan.Plan.model`: every PR's place hash, the months,
 weeks and builders with their PRs, the counts): the journal names only PRs (and their own
 graph nodes), no builder reading, and each of those PRs has the place hash it had
-(:func:`prkb.site.pages.place_hash`), is named on no audit page and in no row of the graph
+(:func:`prkb.site.plan.place_hash`), is named on no audit page and in no row of the graph
 page's table. Then it reads only the PRs those pages need (:func:`prkb.site.gather.gather`
-with ``only``), plans them with :func:`prkb.site.pages.plan_pages` as a full build would (what
-only the whole site can tell, from the model: :class:`prkb.site.pages.Whole`), keeps the
+with ``only``), plans them with :func:`prkb.site.plan.plan_pages` as a full build would (what
+only the whole site can tell, from the model: :class:`prkb.site.plan.Whole`), keeps the
 pages that read covers and carries every other page over from the previous manifest, with
 its hashes. Anything else (more PRs, a new or removed PR, a changed state or date, a builder's
 new reading, search turned on or off, a damaged or missing model) returns None: the build
@@ -33,7 +33,7 @@ from ..profile import Profile
 from ..store import Store
 from .fragments import FragmentCache
 from .gather import gather
-from .pages import GRAPH_PART_PRS, HOME_ROWS, Plan, Whole, current_hashes, place_hash, plan_pages
+from .plan import GRAPH_PART_PRS, HOME_ROWS, Plan, Whole, current_hashes, place_hash, plan_pages
 from .state import State, unchanged_hashes
 
 LIMIT = 20  # PRs changed at most, for a partial read

@@ -12,7 +12,7 @@ of the build.
 ``.prkb-links.json`` keeps every page's internal links; it is read only when pages were
 removed (kept pages may link to them) and rewritten only when a page's links changed.
 ``.prkb-model.json`` keeps what a partial read of the next build needs to know of the whole
-site (:attr:`prkb.site.pages.Plan.model`: every PR's place, the months, weeks and builders
+site (:attr:`prkb.site.plan.Plan.model`: every PR's place, the months, weeks and builders
 with their PRs, the counts...); read only by the one-PR rebuild (:mod:`prkb.site.patch`),
 named by an id the manifest keeps, and linked unchanged into a build that patched.
 
@@ -192,7 +192,7 @@ def unchanged_hashes(
     currents: dict[str, str],
 ) -> dict[int, tuple[str, str]]:
     """PR id -> the previous build's hashes (own data, page inputs: see
-    :func:`prkb.site.pages.plan_pages`), for the PRs whose pages cannot have changed.
+    :func:`prkb.site.plan.plan_pages`), for the PRs whose pages cannot have changed.
 
     A PR page shows the PR's own rows and relations, the label, title and state of each PR or
     node at the other end of its relations, and the current reading of the classes it changed.

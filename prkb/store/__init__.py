@@ -1,13 +1,13 @@
 """The SQLite knowledge base, and the only package of prkb that holds SQL.
 
 :class:`Store` is one connection; its typed readers and writers come from one mixin per
-concern (``*_queries.py``), each holding the SQL of that concern. ``core.py`` owns the schema
-(named migrations), transactions, collector state and the change journal.
+concern (``*_queries.py``), each holding the SQL of that concern. ``database.py`` owns the
+schema (named migrations), transactions, collector state and the change journal.
 """
 
 from __future__ import annotations
 
-from .core import (
+from .database import (
     JOURNAL_KEEP,
     MIGRATIONS,
     ProfileBinding,

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 from ..models import LevelReading, Node, PrNode, Relation, SymbolChange, node_key
-from .core import StoreBase
+from .database import StoreBase
 from .rows import json_value
 
 # PrNode's fields in order

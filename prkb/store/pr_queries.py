@@ -16,7 +16,7 @@ from ..errors import NotFound
 from ..evidence import loads as evidence_items
 from ..glossary import risk_tag
 from ..models import Finding, KbSummary, StoredPr, SymbolChange
-from .core import NEWEST_FIRST
+from .database import NEWEST_FIRST
 from .graph_queries import GraphQueries
 
 # the columns of ``prs`` that ingest writes, in order (see :meth:`PrQueries.write_pr_row`)

@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from .core import StoreBase
+from .database import StoreBase
 from .rows import row_dict
 
 

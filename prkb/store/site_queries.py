@@ -3,7 +3,7 @@
 The SQL of this concern lives here and nowhere else; the rest of prkb calls these methods.
 
 The site's gather stage reads every table once, in one read transaction
-(:meth:`prkb.store.core.StoreBase.read_snapshot`); its readers are bulk readers that must stay
+(:meth:`prkb.store.database.StoreBase.read_snapshot`); its readers are bulk readers that must stay
 fast, so they return plain tuples (no ``sqlite3.Row``, several times cheaper to unpack), in
 the column order their type alias names, streamed from the cursor rather than collected into a
 list.
@@ -15,7 +15,7 @@ import json
 from collections.abc import Collection, Iterator
 from typing import cast
 
-from .core import StoreBase
+from .database import StoreBase
 
 # (id, repo, ref, number, title, state, author, created_at, closed_at, merged_at,
 #  merge_commit_sha, url, labels JSON, raw_hash, analysis JSON, source)

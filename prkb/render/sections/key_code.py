@@ -10,7 +10,7 @@ from typing import Any
 
 from ...analyze.excerpt import Excerpt, changed_lines, excerpt_from_patch, excerpt_from_source
 from ...errors import InputError
-from ...gitobj import GitError, GitRepo
+from ...gitrepo import GitError, GitRepo
 from ...profile import Profile
 from ..patches import key_hunks, rebuilt
 from ..prfacts import PrFacts

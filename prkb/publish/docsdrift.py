@@ -18,10 +18,10 @@ from typing import Any
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from .analyze.audit import AuditResult, BuilderInfo, audit_revision
-from .errors import InputError
-from .gitobj import GitRepo
-from .profile import Profile
+from ..analyze.audit import AuditResult, BuilderInfo, audit_revision
+from ..errors import InputError
+from ..gitrepo import GitRepo
+from ..profile import Profile
 
 
 class TableError(InputError):

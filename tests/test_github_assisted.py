@@ -24,7 +24,7 @@ from ghserver import FakeGitHub
 
 from prkb.collect.git import collect_git
 from prkb.collect.github import GithubStats
-from prkb.collect.github_kb import collect_github
+from prkb.collect.github_assisted import collect_github
 from prkb.profile import load_profile
 from prkb.store import Store
 

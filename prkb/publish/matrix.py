@@ -15,12 +15,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .analyze.audit import AuditResult, BuilderInfo, audit_revision, rule_column
-from .dates import parse_time, utc_stamp
-from .errors import InputError
-from .gitobj import GitRepo
-from .profile import Profile
-from .store import Store
+from ..analyze.audit import AuditResult, BuilderInfo, audit_revision, rule_column
+from ..dates import parse_time, utc_stamp
+from ..errors import InputError
+from ..gitrepo import GitRepo
+from ..profile import Profile
+from ..store import Store
 
 
 def backend_label(b: BuilderInfo) -> str:
@@ -42,10 +42,10 @@ def holder_title(profile: Profile) -> str:
     return word[:1].upper() + word[1:]
 
 
-def spec_label(ready: bool | None) -> str:
+def verdict_label(verdict: bool | None) -> str:
     """How the matrix shows what the audit rule reads of a class: it meets the rule (yes), it
     does not (no), the rule does not apply or nothing was read (n/a)."""
-    return "yes" if ready else "n/a" if ready is None else "no"
+    return "yes" if verdict else "n/a" if verdict is None else "no"
 
 
 def last_pr_for(
@@ -178,9 +178,10 @@ def to_markdown(rows: list[dict[str, Any]], profile: Profile, rev: str = "") -> 
     """The matrix rows as a Markdown table."""
     level_header = profile.display.lstrip("_")
     # the documentation table's own first column when the profile has one; the columns of
-    # the dynamic-support methods and of spec-decode readiness only where the profile has them
+    # the dynamic-support methods and of the audit rule's verdict only where the profile has
+    # them
     dynamic = bool(profile.methods)
-    spec = any(r["spec_ready"] is not None for r in rows) or (
+    with_rule = any(r["spec_ready"] is not None for r in rows) or (
         bool(profile.rules) and not rows)
     first = "Attention Backend" if profile.docs.get("table_doc") else "Backend"
     holder = holder_title(profile)
@@ -190,7 +191,7 @@ def to_markdown(rows: list[dict[str, Any]], profile: Profile, rev: str = "") -> 
         first, level_header,
         "Comments", holder, "File",
         "Declared",
-        *(["Dynamic"] if dynamic else []), *([rule_column(profile.rules)] if spec else []),
+        *(["Dynamic"] if dynamic else []), *([rule_column(profile.rules)] if with_rule else []),
         "Last PR",
     ]
     out = []
@@ -215,7 +216,7 @@ def to_markdown(rows: list[dict[str, Any]], profile: Profile, rev: str = "") -> 
                 _cell(r["file"]),
                 _code(r["declared"] and profile.value_text(r["declared"], r.get("declared_attr")))
                 or "(inherited)", *([dyn] if dynamic else []),
-                *([spec_label(r["spec_ready"])] if spec else []), _cell(r["last_pr"]),
+                *([verdict_label(r["spec_ready"])] if with_rule else []), _cell(r["last_pr"]),
             ]) + " |"
         )
     return "\n".join(out) + "\n"
@@ -339,7 +340,7 @@ def history_markdown(
         pr = f"#{lv['pr_ref']}" if str(lv["pr_ref"] or "").isdigit() else (lv["pr_ref"] or "-")
         cells = [f"`{lv['class']}`", f"`{lv['file']}`", str(lv["committed_at"])[:10],
                  f"`{str(lv['commit_sha'])[:10]}`", pr, reading_text(lv, profile),
-                 *([spec_label(lv["spec_ready"])] if rule else [])]
+                 *([verdict_label(lv["spec_ready"])] if rule else [])]
         out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     if not rows:
         out.append("| " + " | ".join(["-"] * 5 + ["no readings"] + ["-"] * len(rule)) + " |")
