@@ -240,6 +240,11 @@ def test_matrix_names_the_class_column_by_the_profiles_holder_word(tmp_path, cap
     assert main(["--db", str(db), "--profile", kv, "matrix", "--history"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("| Backend | File | Date |") and "| `XAttnBackend` |" in out
+    # a bool has no levels: the history's value column is "Value", not "Level"
+    assert out.splitlines()[0].endswith("| PR | Value |")
+    # the audit's count line names the profile's classes, in the singular for one
+    assert main(["--db", str(db), "--profile", kv, "audit", str(r.path)]) == 0
+    assert capsys.readouterr().out.splitlines()[0].endswith(": 1 backend, 0 findings")
     assert main(["--db", str(db), "--profile", kv, "matrix", str(r.path), "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["rows"][0]["class"] == "XAttnBackend"
     # a profile without a holder word: the generic "Class"

@@ -4,6 +4,8 @@ dataclass built from them alone, worded by its own template and renderable alone
 from __future__ import annotations
 
 import dataclasses
+import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -136,3 +138,37 @@ def test_a_changed_fact_reaches_only_the_sections_that_say_it(store: Store) -> N
     assert review.build(tested) == review.build(f)
     assert related.build(tested) == related.build(f)
     assert isinstance(f, PrFacts) and prfacts.KEY_FILES == 15
+
+
+def test_the_sections_are_written_into_the_report_template(tmp_path: Path) -> None:
+    """``SectionsInline`` hands out report.j2 with each section's template written in, in
+    order, under its name's guard; a changed section file makes the template out of date."""
+    import jinja2
+
+    from prkb.render.report import REPORT, SectionsInline
+
+    root = tmp_path / "templates"
+    (root / "report" / "sections").mkdir(parents=True)
+    main = (templates_dir() / "report" / "report.j2").read_text(encoding="utf-8")
+    (root / "report" / "report.j2").write_text(main, encoding="utf-8")
+    for name in ORDER:
+        (root / "report" / "sections" / f"{name}.j2").write_text(f"<{name}>\n",
+                                                                  encoding="utf-8")
+    loader = SectionsInline(jinja2.FileSystemLoader(str(root)))
+    env = jinja2.Environment(loader=loader, trim_blocks=True, keep_trailing_newline=True)
+    source, _file, uptodate = loader.get_source(env, REPORT)
+    assert "{% include" not in source and source.count("{% if ") >= len(ORDER)
+    assert uptodate is not None and uptodate()
+    section = root / "report" / "sections" / "risks.j2"
+    section.write_text("<risks, changed>\n", encoding="utf-8")
+    stat = section.stat()
+    os.utime(section, (stat.st_atime, stat.st_mtime + 5))
+    assert not uptodate()
+    # what the loop of includes says, the inlined sections say: in order, or only those asked
+    template = env.from_string(loader.get_source(env, REPORT)[0])
+    ctx = {"changes": [], "pr": {"number": 1}, "labels": {"colon": ": "},
+           "profile": {"wording": {}}, "sentences": {"changes": {"change": None}},
+           "_": lambda s: s}
+    whole = template.render(ctx, section_order=ORDER)
+    assert re.findall(r"<(\w+)", whole) == list(ORDER) and "<risks, changed>" in whole
+    assert template.render(ctx, section_order=("summary",)) == "<summary>\n"

@@ -144,9 +144,12 @@ class AuditResult:
             "warnings": self.warnings,
         }
 
-    def summary(self) -> str:
-        lines = [f"audit of {self.rev[:12]}: {len(self.builders)} builders, "
-                 f"{len(self.findings)} findings"]
+    def summary(self, holder: str = "class", holders: str = "classes") -> str:
+        """One line of counts, then each finding. ``holder``/``holders``: what the profile
+        calls the classes that hold its value (``[wording]``; builders, backends...)."""
+        n, k = len(self.builders), len(self.findings)
+        lines = [f"audit of {self.rev[:12]}: {n} {holder if n == 1 else holders}, "
+                 f"{k} {'finding' if k == 1 else 'findings'}"]
         for f in self.findings:
             lines.append(f"  {f.rule}  {f.file}  {f.class_name}")
             lines.append(f"    {f.message_en}")

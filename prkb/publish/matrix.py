@@ -333,7 +333,7 @@ def history_markdown(
     # the audit rule's column only where the profile names a rule
     rule = [rule_column(profile.rules)] if profile.rules else []
     head = [holder_title(profile), "File", "Date",
-            "Commit", "PR", "Level", *rule]
+            "Commit", "PR", "Level" if profile.has_levels else "Value", *rule]
     out.append("| " + " | ".join(head) + " |")
     out.append("| " + " | ".join("---" for _ in head) + " |")
     for lv in rows:
