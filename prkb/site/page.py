@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from ..profile import Profile
 
 LANG_CODES = {"zh": "zh-CN", "en": "en"}
 
@@ -26,3 +29,11 @@ class Page:
 def root_of(path: str) -> str:
     depth = path.count("/")
     return "../" * depth
+
+
+def holder_dir(profile: Profile) -> str:
+    """The folder of the site's page per class: what the profile calls a class that holds its
+    value (``[wording] holder``, in English) as a path segment ("builder", "backend",
+    "kv-backend"), "class" when the profile says none."""
+    word = profile.word("holder", "en").strip().lower()
+    return re.sub(r"[^a-z0-9]+", "-", word).strip("-") or "class"

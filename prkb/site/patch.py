@@ -33,6 +33,7 @@ from ..profile import Profile
 from ..store import Store
 from .fragments import FragmentCache
 from .gather import gather
+from .page import holder_dir
 from .plan import GRAPH_PART_PRS, HOME_ROWS, Plan, Whole, current_hashes, place_hash, plan_pages
 from .state import State, unchanged_hashes
 
@@ -116,7 +117,7 @@ def _patch_plan(b: PatchJob, model: dict[str, Any] | None) -> Plan | None:
     plan = plan_pages(b.store, data, b.profile, b.langs, base_url=b.base_url,
                       report_html=b.report_html, known=known, currents=currents,
                       search=b.search_on, whole=whole, fragments=b.fragments)
-    covered = _covered(model, ids, data, b.langs)
+    covered = _covered(model, ids, data, b.langs, holder_dir(b.profile))
     # a PR page of the read is whole: its hash is the previous build's (unchanged) or made
     # from all it shows (the read holds the PRs at the other end of its relations)
     pages = [p for p in plan.pages if p.path in covered or p.template == "site/pr.html"]
@@ -157,7 +158,9 @@ def _needed(
     return need
 
 
-def _covered(model: dict[str, Any], ids: set[int], data: Any, langs: list[str]) -> set[str]:
+def _covered(
+    model: dict[str, Any], ids: set[int], data: Any, langs: list[str], folder: str,
+) -> set[str]:
     """The pages besides PR pages that a partial read of the PRs ``_needed`` names covers:
     the changed PRs' builders, months, graph parts and digest weeks (with the digest index
     and feeds, which the model's weeks make whole), and the home page and feeds when one of
@@ -166,7 +169,7 @@ def _covered(model: dict[str, Any], ids: set[int], data: Any, langs: list[str]) 
     out: set[str] = set()
     for slug, h in model["builders"].items():
         if ids.intersection(h["ids"]):
-            out.update(f"{lang}/builder/{slug}.html" for lang in langs)
+            out.update(f"{lang}/{folder}/{slug}.html" for lang in langs)
     for i in ids:
         out.add(f"timeline/{prs[str(i)][3]}.json")
         if data.by_id[i]["relations"]:

@@ -30,7 +30,7 @@ from .digest_pages import digest_pages
 from .feed import atom_feed, feed_title
 from .fragments import FragmentCache
 from .gather import SiteData
-from .page import Page
+from .page import Page, holder_dir
 
 FEED_LIMIT = 200
 HOME_ROWS = 300  # rows in the home page's HTML; its script loads the rest from timeline.json
@@ -286,10 +286,11 @@ def plan_pages(
                 lang=lang, search=True, same=same, shard=site_search.pr_shard(pr["id"]),
             ))
     charts: dict[str, Any] = {}
+    folder = holder_dir(profile)  # builder/, backend/...: what the profile calls its classes
     for b, ids, inputs in per_builder:
         for lang in langs:
             pages.append(Page(
-                f"{lang}/builder/{b['slug']}.html", "site/builder.html", inputs,
+                f"{lang}/{folder}/{b['slug']}.html", "site/builder.html", inputs,
                 partial(_builder_context, fixed_by_lang[lang], b, ids, timeline, profile,
                         charts),
                 lang=lang, search=True,

@@ -29,7 +29,7 @@ from . import links as site_links
 from .feed import atom_feed
 from .macros import make_helpers
 from .output import ASSETS, write_new
-from .page import LANG_CODES, Page, root_of
+from .page import LANG_CODES, Page, holder_dir, root_of
 from .search import searchable_hash
 
 PARALLEL_MIN = 160  # PR pages' worth of work; below this, a pool costs more than it saves
@@ -83,6 +83,7 @@ def escaping_env(lang: str, what: str) -> jinja2.Environment:
         return profile.word("holders" if plural else "holder", lang) or generic[plural]
 
     env.globals["holder"] = holder
+    env.globals["holder_dir"] = plain_call(holder_dir)
     env.globals["sentences"] = sentence_macros(env)  # last: the macros see every global
     return env
 
