@@ -118,3 +118,18 @@ class GitRepoBuilder:
     def bare_clone(self, dest: Path) -> Path:
         git(self.path.parent, "clone", "-q", "--bare", str(self.path), str(dest))
         return dest
+
+
+KV_MODULE = "vllm/v1/attention/backends/x_attn.py"
+
+
+def kv_backend_history(path: Path) -> GitRepoBuilder:
+    """A history for the KV-update profile (a bool on backends): one backend class whose
+    ``forward_includes_kv_cache_update`` goes False (#1) -> True (#2)."""
+    repo = GitRepoBuilder.init(path)
+    for i, v in enumerate(["False", "True"], 1):
+        repo.commit({KV_MODULE: "class AttentionBackend:\n    pass\n\n\n"
+                                "class XAttnBackend(AttentionBackend):\n"
+                                f"    forward_includes_kv_cache_update: bool = {v}\n"},
+                    f"Set {v} (#{i})")
+    return repo

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from auditfixtures import base_tree, plain_builder, triton_mla
-from gitrepo import GitRepoBuilder
+from gitrepo import GitRepoBuilder, kv_backend_history
 from markdown_it import MarkdownIt
 
 from prkb.cli import main
@@ -224,12 +224,7 @@ def test_matrix_names_the_class_column_by_the_profiles_holder_word(tmp_path, cap
     capitalised): "Backend" for the KV-update profile's backends (then "Backend class" beside
     the "Backend" name column), "Class" for a profile that says none; the JSON keeps its keys."""
     kv = "vllm-kv-update-in-forward"
-    r = GitRepoBuilder.init(tmp_path / "src")
-    mod = "vllm/v1/attention/backends/x_attn.py"
-    for i, v in enumerate(["False", "True"], 1):
-        r.commit({mod: "class AttentionBackend:\n    pass\n\n\n"
-                       "class XAttnBackend(AttentionBackend):\n"
-                       f"    forward_includes_kv_cache_update: bool = {v}\n"}, f"Set {v} (#{i})")
+    r = kv_backend_history(tmp_path / "src")
     db = tmp_path / "kb.sqlite"
     with Store(db) as store:
         collect_git(store, str(r.path), load_profile(kv), quiet=True, warn=lambda m: None)

@@ -120,19 +120,14 @@ def test_an_override_s_report_is_the_level_in_force_on_real_history(bundled):
 def test_class_pages_live_in_the_folder_the_profile_names_them_by(tmp_path: Path) -> None:
     """A profile whose classes are backends ([wording] holder) gets backend/ pages, and every
     link to a class page goes there; none is left under builder/."""
-    from gitrepo import GitRepoBuilder
+    from gitrepo import kv_backend_history
 
     from prkb.collect.git import collect_git
     from prkb.site.page import holder_dir
 
     kv = load_profile("vllm-kv-update-in-forward")
     assert holder_dir(kv) == "backend" and holder_dir(PROFILE) == "builder"
-    repo = GitRepoBuilder.init(tmp_path / "src")
-    mod = "vllm/v1/attention/backends/x_attn.py"
-    for i, v in enumerate(["False", "True"], 1):
-        repo.commit({mod: "class AttentionBackend:\n    pass\n\n\n"
-                          "class XAttnBackend(AttentionBackend):\n"
-                          f"    forward_includes_kv_cache_update: bool = {v}\n"}, f"Set {v} (#{i})")
+    repo = kv_backend_history(tmp_path / "src")
     with Store(tmp_path / "kb.sqlite") as store:
         collect_git(store, str(repo.path), kv, quiet=True, warn=lambda m: None)
         build_site(store, tmp_path / "site", kv, search=False)
