@@ -38,7 +38,7 @@ GRAPH_ROWS = site_plan.GRAPH_ROWS
 
 @pytest.fixture(autouse=True)
 def no_graph_rows(monkeypatch: pytest.MonkeyPatch) -> None:
-    """As in test_site_patch: every related PR would be in the graph page's table."""
+    """As in test_site_partial: every related PR would be in the graph page's table."""
     monkeypatch.setattr(site_plan, "GRAPH_ROWS", 0)
 
 

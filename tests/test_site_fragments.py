@@ -37,7 +37,7 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def _in_process(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(site_render, "SPLIT_MIN", 10**9)
     monkeypatch.setattr(site_render, "PARALLEL_MIN", 10**9)
-    # as in test_site_patch: every related PR would be in the graph page's table
+    # as in test_site_partial: every related PR would be in the graph page's table
     monkeypatch.setattr(site_plan, "GRAPH_ROWS", 0)
 
 

@@ -8,9 +8,10 @@ dynamic-support method, or one of the profile's related calls and attributes
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
-from ..analyze.diff import iter_patch_lines
+from ..analyze.diff import PatchLine, iter_patch_lines
 from ..profile import Profile
 from .markdown import clean_text
 
@@ -77,7 +78,7 @@ def related_calls(path: str, patch: str | None, profile: Profile) -> list[dict[s
     if not patch or rel is None:
         return []
     out = []
-    for pl in iter_patch_lines(clean_text(patch)):
+    for pl in _patch_lines(patch):
         if pl.kind == " ":
             continue
         m = rel.search(pl.text)
@@ -97,8 +98,14 @@ def related_calls(path: str, patch: str | None, profile: Profile) -> list[dict[s
 def classes_touched(patch: str | None) -> list[str]:
     if not patch:
         return []
-    lines = iter_patch_lines(clean_text(patch))
-    return sorted({pl.cls for pl in lines if pl.kind != " " and pl.cls})
+    return sorted({pl.cls for pl in _patch_lines(patch) if pl.kind != " " and pl.cls})
+
+
+@lru_cache(maxsize=64)
+def _patch_lines(patch: str) -> tuple[PatchLine, ...]:
+    """The lines of one file's patch, parsed once for the related calls and the classes a
+    report reads of it (the caller must not change them)."""
+    return tuple(iter_patch_lines(clean_text(patch)))
 
 
 def rebuilt(change: dict[str, Any], profile: Profile) -> str:

@@ -41,7 +41,7 @@ from .gather import SiteData
 from .gather import gather as gather_data
 from .output import OutputTree, Trash
 from .page import Page
-from .patch import PatchJob, Replan, patch_plan
+from .partial import PartialJob, Replan, partial_plan
 from .plan import Plan, current_hashes, plan_pages
 from .render import RenderJob, render_all
 from .search import (
@@ -74,7 +74,7 @@ class BuildStats:
     search_shards: int = 0  # search shards indexed again (the others kept)
     search_reindexed: bool = False
     search_missing: bool = False  # search asked for, Pagefind not installed: no index
-    patched: bool = False  # planned from a partial read (prkb.site.patch)
+    patched: bool = False  # planned from a partial read (prkb.site.partial)
     seconds: dict[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -171,7 +171,7 @@ class Build:
     cursor: tuple[int, str] = (0, "")  # the change journal's cursor at the time of the read
     changed: dict[str, set[str]] | None = None  # what changed since the previous build
     data: SiteData = field(default_factory=SiteData)
-    patch: bool = True  # try a plan from a partial read (prkb.site.patch)
+    patch: bool = True  # try a plan from a partial read (prkb.site.partial)
     patched: Plan | None = None  # that plan, when it applied
     # plan
     plan: Plan = field(default_factory=Plan)
@@ -208,9 +208,9 @@ def gather(b: Build) -> None:
         b.changed = b.store.changes_since(b.old.kb)
         if b.patch and b.changed is not None and b.old.model:
             # a few PRs changed only what is shown of them: read and plan those pages only
-            job = PatchJob(b.store, b.profile, b.langs, b.base_url, b.report_html,
+            job = PartialJob(b.store, b.profile, b.langs, b.base_url, b.report_html,
                            b.search_on, b.old, b.changed, FragmentCache(b.salt, read=True))
-            b.patched = patch_plan(job, b.tree.previous_model(b.old.model))
+            b.patched = partial_plan(job, b.tree.previous_model(b.old.model))
         # a patched build writes its few files in place; any other build links the previous
         # pages into its new tree, in a child process, while it reads and plans
         if (b.patched is None or not b.tree.in_place()) and b.old.pages:

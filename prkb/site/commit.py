@@ -4,7 +4,7 @@ journal that lets the next build finish a commit that was cut short.
 A full build writes a whole new tree and swaps it in (:meth:`prkb.site.output.OutputTree.swap`);
 for that, every kept page is hard-linked into the new tree, which is what a one-PR rebuild
 would spend most of its time on (tens of thousands of links). A build planned from a partial
-read (:mod:`prkb.site.patch`) changes a few dozen files, so it writes them into its staging
+read (:mod:`prkb.site.partial`) changes a few dozen files, so it writes them into its staging
 folder beside the site and moves them into the site instead:
 
 1. everything is rendered into the staging folder (a failure up to here leaves the site as it

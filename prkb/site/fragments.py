@@ -11,7 +11,7 @@ covers. So it is kept in a file named by the hash of those three, in prkb's cach
 rendering it: the incremental site still equals a fresh one.
 
 A full build renders every fragment (and keeps it); only a build planned from a partial read
-(``site.patch``) reads kept ones. Without a writable cache folder nothing is kept and every
+(``site.partial``) reads kept ones. Without a writable cache folder nothing is kept and every
 fragment is rendered. Any process may read and write (a forked renderer too): each file is
 written whole under a temporary name and renamed. The folder is trimmed to the newest files
 when it grows past :data:`LIMIT`.

@@ -65,7 +65,7 @@ def gather(
 ) -> SiteData:
     """Everything the pages need, in a few bulk reads (call inside one read snapshot).
 
-    ``only``: a partial read (the one-PR rebuild, :mod:`prkb.site.patch`): those PRs, every
+    ``only``: a partial read (the one-PR rebuild, :mod:`prkb.site.partial`): those PRs, every
     relation with an end among them and the graph nodes at the other ends; the builders'
     histories are not read but taken from ``builders`` (slug -> a history without its
     ``prs``, as a previous build kept it), each with those of its PRs that were read.

@@ -128,7 +128,7 @@ def plan_pages(
     reading of its classes). ``known``: PR id -> both, for PRs the caller knows did not change
     since the build that computed them (site_state.unchanged_hashes); those are not hashed again.
     ``search``: whether the site gets a search index (its search page says when it does not).
-    ``whole``: ``data`` is a partial read (the one-PR rebuild, :mod:`prkb.site.patch`); what
+    ``whole``: ``data`` is a partial read (the one-PR rebuild, :mod:`prkb.site.partial`); what
     only the whole site can tell comes from there, and the caller keeps only the pages the
     read covers. Without it, the plan's :attr:`Plan.model` is what a partial read of the next
     build needs. ``fragments``: where the digest feeds keep each week's rendered entry
@@ -344,14 +344,14 @@ class Plan:
     # what a partial read of the next build needs to know of the whole site (plan_pages;
     # None: this plan was made from a partial read)
     model: dict[str, Any] | None = None
-    # a plan from a partial read (prkb.site.patch): the previous build's pages kept as they
+    # a plan from a partial read (prkb.site.partial): the previous build's pages kept as they
     # are, never rendered, each with its search shard (None: not in the search index)
     carried: list[tuple[str, str | None]] = field(default_factory=list)
 
 
 # A PR's fields that only pages showing that PR's own data show (what its summary, report
 # and graph node say): a change of those alone leaves every list, count and history of the
-# site as it was, so only those pages are made again (prkb.site.patch)
+# site as it was, so only those pages are made again (prkb.site.partial)
 SHOWN_ONLY = frozenset({"title", "author", "labels", "url", "raw_hash", "tests_touched",
                         "platforms", "tags"})
 

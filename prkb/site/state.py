@@ -13,7 +13,7 @@ of the build.
 removed (kept pages may link to them) and rewritten only when a page's links changed.
 ``.prkb-model.json`` keeps what a partial read of the next build needs to know of the whole
 site (:attr:`prkb.site.plan.Plan.model`: every PR's place, the months, weeks and builders
-with their PRs, the counts...); read only by the one-PR rebuild (:mod:`prkb.site.patch`),
+with their PRs, the counts...); read only by the one-PR rebuild (:mod:`prkb.site.partial`),
 named by an id the manifest keeps, and linked unchanged into a build that patched.
 
 With the cursor, the next build asks the knowledge base what changed
@@ -38,7 +38,7 @@ from .gather import SiteData
 MANIFEST = ".prkb-manifest.json"
 LINKS = ".prkb-links.json"
 SEARCH = ".prkb-search.json"  # search shard -> hash of its pages (prkb.site.search)
-MODEL = ".prkb-model.json"  # the whole site, for a partial read (prkb.site.patch)
+MODEL = ".prkb-model.json"  # the whole site, for a partial read (prkb.site.partial)
 # Files a fresh output folder may already hold (the repository's own site/README.md): the
 # build accepts such a folder and carries them into every new tree, so they are never lost.
 PLACEHOLDERS = frozenset({"README.md", ".gitkeep"})

@@ -8,7 +8,7 @@ show the PR's own data change: its pages, the pages of the PRs at the other end 
 relations, its builders' pages, its month of the timeline, its graph part, its digest weeks,
 and the home page and feeds when it is among the newest.
 
-:func:`patch_plan` checks that this is the case, from the change journal and the model the
+:func:`partial_plan` checks that this is the case, from the change journal and the model the
 previous build kept (:attr:`prkb.site.plan.Plan.model`: every PR's place hash, the months,
 weeks and builders with their PRs, the counts): the journal names only PRs (and their own
 graph nodes), no builder reading, and each of those PRs has the place hash it had
@@ -45,7 +45,7 @@ class Replan(Exception):
 
 
 @dataclass
-class PatchJob:
+class PartialJob:
     """What a patched plan is made from: the build's options, the previous build and what
     changed since."""
 
@@ -60,18 +60,18 @@ class PatchJob:
     fragments: FragmentCache | None = None  # kept fragments this build may read
 
 
-def patch_plan(b: PatchJob, model: dict[str, Any] | None) -> Plan | None:
+def partial_plan(b: PartialJob, model: dict[str, Any] | None) -> Plan | None:
     """The plan of a build where only what is shown of a few PRs changed (see the module);
     None when that is not the case, or when the kept model is not what this code wrote (a
     damaged file: its entries of the wrong shape). Call inside the read snapshot of the
     gather stage."""
     try:
-        return _patch_plan(b, model)
+        return _partial_plan(b, model)
     except (LookupError, TypeError, ValueError, AttributeError):
         return None
 
 
-def _patch_plan(b: PatchJob, model: dict[str, Any] | None) -> Plan | None:
+def _partial_plan(b: PartialJob, model: dict[str, Any] | None) -> Plan | None:
     changed, old = b.changed, b.old
     if model is None or changed is None or changed.get("class") or not old.pages:
         return None
@@ -129,7 +129,7 @@ def _patch_plan(b: PatchJob, model: dict[str, Any] | None) -> Plan | None:
 
 
 def _needed(
-    b: PatchJob, model: dict[str, Any], ids: set[int], node_id: dict[str, int]
+    b: PartialJob, model: dict[str, Any], ids: set[int], node_id: dict[str, int]
 ) -> set[int]:
     """The PRs the pages of the changed ones need: themselves; the PRs at the other end of
     their relations, and at the other end of those PRs' relations (a related PR's page shows

@@ -1,4 +1,4 @@
-"""The one-PR rebuild (prkb.site.patch): an edit of what is shown of a few PRs is planned from
+"""The one-PR rebuild (prkb.site.partial): an edit of what is shown of a few PRs is planned from
 a partial read, the other pages carried over; the site equals a fresh build, and anything
 that moves a PR (a state, a date, a relation), names it on the audit or the graph page, or
 leaves the kept model unreadable, is planned in full."""
