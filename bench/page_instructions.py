@@ -61,7 +61,7 @@ def child(kb: str, kind: str, count: int) -> None:
                       currents=current_hashes(data), search=False)
     tmp = Path(tempfile.mkdtemp(prefix="prkb-bench-ir-"))
     job = RenderJob(plan.pages, store, ["zh", "en"], None, tmp, search=False,
-                    warm_ups=_warm_ups())
+                    warm_ups=_warm_ups(profile.rules))
     indexes = [i for i, p in enumerate(plan.pages) if p.template == template]
     if len(indexes) < WARM + count:
         raise SystemExit(f"only {len(indexes)} {kind} pages: use more PRs or fewer --pages")
