@@ -1163,3 +1163,41 @@ def test_layout_of_long_titles_and_expressions(browser: Any, many_url: str, tmp_
     assert not failures, "\n".join(
         f"{p} ({width}px): " + "\n    ".join(v[:8]) for p, v in failures.items()
     ) + f"\nscreenshots in {tmp_path}"
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_the_digest_email_fits_the_screen_with_its_summary_first(
+        browser: Any, tmp_path: Path, width: int) -> None:
+    """The email (both languages, CSS inlined as it is sent) in a phone's and a laptop's
+    width: nothing scrolls sideways, no line of text runs past the screen, and each language
+    starts with its summary (the counts) right after the title and the period."""
+    from digestkb import WEEK, digest_kb
+
+    from prkb.publish.digest import gather, render, week_period
+
+    with Store(digest_kb(tmp_path)) as store:
+        html = render(gather(store, week_period(WEEK), load_profile()), "both", "html")
+    page_file = tmp_path / "digest.html"
+    page_file.write_text(html, encoding="utf-8")
+    ctx = browser.new_context(viewport={"width": width, "height": 844}, device_scale_factor=1,
+                              java_script_enabled=True)
+    try:
+        pg = ctx.new_page()
+        pg.goto(page_file.as_uri())
+        got = pg.evaluate("""() => {
+          const wide = [];
+          for (const el of document.body.querySelectorAll("*")) {
+            const r = el.getBoundingClientRect();
+            if (r.width && r.right > window.innerWidth + 1)
+              wide.push(el.tagName + " " + Math.round(r.right));
+          }
+          const h2 = [...document.querySelectorAll("h2")].map((h) => h.textContent.trim());
+          return {scroll: document.scrollingElement.scrollWidth, wide, h2};
+        }""")
+        pg.screenshot(path=str(tmp_path / f"digest-{width}.png"), full_page=True)
+    finally:
+        ctx.close()
+    assert got["scroll"] <= width, f"the email scrolls sideways at {width}px: {got}"
+    assert got["wide"] == [], got["wide"][:5]
+    # the first heading of each language's part is its summary
+    assert got["h2"][0] == gettext("zh", "Summary") and "Summary" in got["h2"]
