@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from prkb.analyze import excerpt as x
 from prkb.paths import data_dir
 from prkb.profile import Profile, load_profile
@@ -195,3 +197,25 @@ def test_a_configured_flag_position_of_0_is_the_first_argument(tmp_path: Path) -
     unset = tmp_path / "unset.toml"  # (a profile is parsed once per path)
     unset.write_text(text.replace("\nreorder_flag_position = 1 ", "\n# "), encoding="utf-8")
     assert flag("1, True", load_profile(str(unset))) == ("True", "yes")
+
+
+@pytest.mark.parametrize(("line", "flag", "grows"), [
+    ("self._init_reorder_batch_threshold(1, supports_spec_as_decode=True)", "True", "yes"),
+    ("self._init_reorder_batch_threshold(1, True)", "True", "yes"),  # by position (1)
+    ("self._init_reorder_batch_threshold(1, False)  # not yet", "False", "no"),
+    ("self._init_reorder_batch_threshold(1)", "False", "no"),  # whole call, flag left out
+    ("self._init_reorder_batch_threshold(1, spec)", "spec", "unknown"),
+    ("self._init_reorder_batch_threshold(", "", "unknown"),  # the call goes on: not shown
+    ("self._init_reorder_batch_threshold(1, **opts)", "", "unknown"),
+])
+def test_a_shown_call_passes_the_flag_by_keyword_or_position(line: str, flag: str,
+                                                              grows: str) -> None:
+    """From the patch alone: a call whole on its line says its flag by keyword or at the
+    profile's position (left out: the default, no flag); a call cut at the line's end, or one
+    that may pass it in ``**``, says nothing."""
+    patch = ("@@ -1,3 +1,4 @@\n class Other(Base):\n     def __init__(self):\n"
+             f"+        {line}\n         pass\n")
+    ex = x.excerpt_from_patch(patch, "f.py", "Other", ATTR, P)
+    assert ex is not None
+    call = next(n for n in ex.notes if n.code == "threshold-call")
+    assert (call.args["flag"], call.args["grows"]) == (flag, grows)

@@ -375,25 +375,48 @@ def excerpt_from_patch(
     return Excerpt(file, class_name, attr, "patch", tuple(blocks), tuple(notes), truncated)
 
 
+def _line_call_flag(text: str, profile: Profile) -> str | None:
+    """The reorder flag a call on one shown line passes (``text``: from the call's name on),
+    by keyword or at its position, as written; None when the line does not tell (the call
+    goes on to the next line, or the flag is not passed there and other arguments may be)."""
+    name = str(profile.audit.get("reorder_flag") or "")
+    given = profile.audit.get("reorder_flag_position")
+    pos = int(AUDIT_DEFAULTS["reorder_flag_position"] if given is None else given)
+    head = text.strip().rstrip(",;")
+    try:
+        node = ast.parse(head, mode="eval").body
+    except SyntaxError:  # not a whole call on this line: look for the keyword alone
+        m = re.search(rf"{re.escape(name)}\s*=\s*(\w+)", text) if name else None
+        return m.group(1) if m else None
+    if not isinstance(node, ast.Call):
+        return None
+    for kw in node.keywords:
+        if kw.arg == name:
+            return ast.unparse(kw.value)
+    if len(node.args) > pos and not any(isinstance(x, ast.Starred) for x in node.args):
+        return ast.unparse(node.args[pos])
+    # the whole call is shown and does not pass it: the default (no flag) applies
+    return "False" if not any(kw.arg is None for kw in node.keywords) else None
+
+
 def _patch_threshold(mine: list[tuple[int, str, bool, int]], profile: Profile) -> list[Note]:
     """What the shown lines say of the threshold mechanism (``threshold-not-shown`` when
     nothing: the rest of the class is not in the patch, so nothing is known of it)."""
     qattr, tattr, call = _names(profile)
     if not (qattr or tattr or call):
         return []  # the profile names no threshold mechanism: nothing to read
-    a = profile.audit
     out: list[Note] = []
     for _, text, _, _ in mine:
         if qattr:
             v = _literal(text, qattr, profile)
             if v is not None:
                 out.append(_query_len_note(qattr, v, profile))
-        if call and re.search(rf"(?<![A-Za-z0-9_]){re.escape(call)}\s*\(", text):
-            flag = str(a.get("reorder_flag") or "")
-            m = re.search(rf"{re.escape(flag)}\s*=\s*(\w+)", text) if flag else None
-            grows = "unknown" if m is None else "yes" if m.group(1) == "True" else (
-                "no" if m.group(1) == "False" else "unknown")
-            out.append(Note("threshold-call", {"call": call, "flag": m.group(1) if m else "",
+        at = re.search(rf"(?<![A-Za-z0-9_]){re.escape(call)}\s*\(", text) if call else None
+        if at is not None:
+            flag = _line_call_flag(text[at.start():], profile)
+            grows = "unknown" if flag is None else "yes" if flag == "True" else (
+                "no" if flag == "False" else "unknown")
+            out.append(Note("threshold-call", {"call": call, "flag": flag or "",
                                                "grows": grows}))
         if tattr and re.search(rf"\bself\.{re.escape(tattr)}\s*[-+*/]?=", text):
             value = text.split("=", 1)[1].strip()
