@@ -31,7 +31,7 @@ from ..models import Finding
 from ..profile import Profile
 from . import state
 from .hierarchy import ClassRef, Hierarchy, ModuleFacts, module_name, read_imports
-from .rules import Words
+from .rules import Link, Words
 from .skim import skim
 from .symbols import (
     ClassFacts,
@@ -792,9 +792,9 @@ def compute_builders(
                 role = (
                     "root" if c.name in roots else "mla_root" if c.name in mla_roots else "builder"
                 )
-                chain.append(rules.Link(c.qual, hier.facts(c), role))
+                chain.append(Link(c.qual, hier.facts(c), role))
             # (ready, reason) or (ready, reason, reason in Chinese)
-            got = rules.spec_readiness(chain, is_mla, profile)
+            got = rules.spec_readiness(chain, profile)
             verdict, verdict_reason = got[0], got[1]
             verdict_reason_zh = got[2] if len(got) > 2 else verdict_reason
         info = BuilderInfo(

@@ -1,13 +1,32 @@
 """Audit rule modules: one per rule a profile can name (``[profile] rules``).
 
-A rule module gives ``findings_for(builder, profile, commit)`` and the readings the audit
-stores; it may also word the report's generic audit messages its own way (``MESSAGES``, a
-dict of :class:`Words` by generic msgid), which the report's catalogs then yield to.
+A rule module gives ``findings_for(builder, profile, commit)`` and, for the audit's verdict
+on each class, ``spec_readiness(chain, profile)`` -> (True, False or None, the reason in
+English[, in Chinese]): ``chain`` is the class's MRO as :class:`Link` items, the class
+first, which the audit builds. It may also word the report's generic audit messages its own
+way (``MESSAGES``, a dict of :class:`Words` by generic msgid), which the report's catalogs
+then yield to.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..symbols import ClassFacts
+
+
+@dataclass(frozen=True)
+class Link:
+    """One class of a class's MRO as a rule sees it: its name, its facts (None for a base that
+    could not be resolved) and its role: ``root`` (one of the profile's
+    ``[audit] builder_bases``), ``mla_root`` (one of its ``[audit] mla_bases``, the group of
+    classes a rule may judge apart) or ``builder`` (any other class)."""
+
+    name: str
+    facts: ClassFacts | None
+    role: str
 
 
 @dataclass(frozen=True)

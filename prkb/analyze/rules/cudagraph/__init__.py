@@ -62,7 +62,8 @@ from typing import TYPE_CHECKING, Any
 
 from ....models import Finding
 from ....profile import Profile
-from ...symbols import UNKNOWN_TEST, CallFact, ClassFacts, ThresholdSet
+from ...symbols import UNKNOWN_TEST, CallFact, ThresholdSet
+from .. import Link
 from .words import COLUMN as COLUMN  # the rule's words in the matrix and reports
 from .words import MESSAGES as MESSAGES
 
@@ -73,15 +74,6 @@ RULE = "cg-uniform-without-spec-decode"
 FALSE_LITERALS = {"False", "0", "None"}
 TRUE_LITERALS = {"True"}
 _INHERITED = "__inherited__"  # how a class-body ``x += ...`` names the value before it
-
-
-@dataclass(frozen=True)
-class Link:
-    """One class of a builder's MRO as the rule sees it."""
-
-    name: str
-    facts: ClassFacts | None  # None for a base that could not be resolved
-    role: str  # "builder" (the class or a builder ancestor), "mla_root", "root"
 
 
 @dataclass(frozen=True)
@@ -435,11 +427,11 @@ def _source(holder: str, chain: list[Link]) -> Why:
     return Why(f"(from {holder})", f"（来自 {holder}）")
 
 
-def spec_readiness(
-    chain: list[Link], is_mla: bool, profile: Profile
-) -> tuple[bool | None, str, str]:
+def spec_readiness(chain: list[Link], profile: Profile) -> tuple[bool | None, str, str]:
     """(ready, reason in English, reason in Chinese): ready True/False, or None when the
-    builder has no reorder threshold."""
+    builder has no reorder threshold. An MLA builder is one with an ``mla_root`` in its
+    chain (the profile's ``[audit] mla_bases``)."""
+    is_mla = any(link.role == "mla_root" for link in chain)
     ready, why = _readiness(chain, is_mla, profile)
     return ready, why.en, why.zh
 
