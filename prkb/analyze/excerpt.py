@@ -37,7 +37,15 @@ import re
 from dataclasses import dataclass, field
 
 from ..profile import AUDIT_DEFAULTS, Profile
-from .symbols import ClassFacts, SourceError, normalize_value, parse_classes, parse_source
+from .symbols import (
+    ClassFacts,
+    SourceError,
+    call_argument,
+    call_fact,
+    normalize_value,
+    parse_classes,
+    parse_source,
+)
 
 CONTEXT = 2
 MAX_LINES = 40
@@ -169,15 +177,10 @@ def _threshold_notes(facts: ClassFacts, profile: Profile) -> list[Note]:
         out.append(Note("threshold-assign", {"attr": tattr, "value": v, "where": "class",
                                              "grows": "yes" if _has_spec_marker(v, profile)
                                              else "unknown"}))
-    flag_name = str(a.get("reorder_flag") or "")
-    # 0 is a position (the first argument): only a missing key takes the default
-    given = a.get("reorder_flag_position")
-    pos = int(AUDIT_DEFAULTS["reorder_flag_position"] if given is None else given)
+    flag_name, pos = _reorder_flag(profile)
     for t in facts.threshold:
         if t.kind == "call" and t.call is not None:
-            flag = t.call.keywords.get(flag_name)
-            if flag is None and len(t.call.args) > pos:
-                flag = t.call.args[pos]
+            flag = call_argument(t.call, flag_name, pos)
             grows = "no" if flag in (None, "False") else "yes" if flag == "True" else "unknown"
             value = t.value or str(a.get("reorder_threshold_default", ""))
             out.append(Note("threshold-call", {"call": t.attr, "threshold": value,
@@ -375,13 +378,19 @@ def excerpt_from_patch(
     return Excerpt(file, class_name, attr, "patch", tuple(blocks), tuple(notes), truncated)
 
 
+def _reorder_flag(profile: Profile) -> tuple[str, int]:
+    """The reorder call's flag: its keyword name and its position (0 is the first argument:
+    only a missing key takes the default)."""
+    given = profile.audit.get("reorder_flag_position")
+    return (str(profile.audit.get("reorder_flag") or ""),
+            int(AUDIT_DEFAULTS["reorder_flag_position"] if given is None else given))
+
+
 def _line_call_flag(text: str, profile: Profile) -> str | None:
     """The reorder flag a call on one shown line passes (``text``: from the call's name on),
     by keyword or at its position, as written; None when the line does not tell (the call
     goes on to the next line, or the flag is not passed there and other arguments may be)."""
-    name = str(profile.audit.get("reorder_flag") or "")
-    given = profile.audit.get("reorder_flag_position")
-    pos = int(AUDIT_DEFAULTS["reorder_flag_position"] if given is None else given)
+    name, pos = _reorder_flag(profile)
     head = text.strip().rstrip(",;")
     try:
         node = ast.parse(head, mode="eval").body
@@ -390,11 +399,11 @@ def _line_call_flag(text: str, profile: Profile) -> str | None:
         return m.group(1) if m else None
     if not isinstance(node, ast.Call):
         return None
-    for kw in node.keywords:
-        if kw.arg == name:
-            return ast.unparse(kw.value)
-    if len(node.args) > pos and not any(isinstance(x, ast.Starred) for x in node.args):
-        return ast.unparse(node.args[pos])
+    fact = call_fact(node)
+    starred = any(isinstance(x, ast.Starred) for x in node.args)
+    flag = call_argument(fact, name, pos if not starred else -1)  # *args: no position
+    if flag is not None:
+        return flag
     # the whole call is shown and does not pass it: the default (no flag) applies
     return "False" if not any(kw.arg is None for kw in node.keywords) else None
 

@@ -25,6 +25,20 @@ class CallFact:
     keywords: dict[str, str]
 
 
+def call_fact(node: ast.Call) -> CallFact:
+    """A call's arguments as written (keyword ones by name; ``**`` ones left out)."""
+    return CallFact(args=[_text(a) for a in node.args],
+                    keywords={k.arg: _text(k.value) for k in node.keywords if k.arg})
+
+
+def call_argument(call: CallFact, keyword: str, position: int) -> str | None:
+    """The argument ``call`` passes as ``keyword`` (when one is named), else the one at
+    ``position``, as written; None when it passes neither."""
+    if keyword and keyword in call.keywords:
+        return call.keywords[keyword]
+    return call.args[position] if 0 <= position < len(call.args) else None
+
+
 @dataclass(frozen=True)
 class SupportReturn:
     """One value a dynamic-support method can return, with the conditions that lead to it.
@@ -409,16 +423,7 @@ def _method_facts(
         if isinstance(node, ast.Call):
             name = _call_name(node)
             if name in wanted:
-                facts.calls.setdefault(name, []).append(
-                    CallFact(
-                        args=[" ".join(ast.unparse(a).split()) for a in node.args],
-                        keywords={
-                            k.arg: " ".join(ast.unparse(k.value).split())
-                            for k in node.keywords
-                            if k.arg
-                        },
-                    )
-                )
+                facts.calls.setdefault(name, []).append(call_fact(node))
 
 
 def _text(node: ast.AST) -> str:
@@ -533,10 +538,7 @@ def threshold_sets(
     def calls_in(node: ast.AST, conditional: bool) -> None:
         for sub in ast.walk(node):
             if isinstance(sub, ast.Call) and _call_name(sub) in calls:
-                fact = CallFact(
-                    args=[_text(a) for a in sub.args],
-                    keywords={k.arg: _text(k.value) for k in sub.keywords if k.arg},
-                )
+                fact = call_fact(sub)
                 first = fact.args[0] if fact.args else None
                 out.append(
                     ThresholdSet("call", str(_call_name(sub)), first, call=fact,

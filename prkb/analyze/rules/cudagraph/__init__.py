@@ -62,7 +62,7 @@ from typing import TYPE_CHECKING, Any
 
 from ....models import Finding
 from ....profile import Profile
-from ...symbols import UNKNOWN_TEST, CallFact, ThresholdSet
+from ...symbols import UNKNOWN_TEST, CallFact, ThresholdSet, call_argument
 from .. import Link
 from .words import COLUMN as COLUMN  # the rule's words in the matrix and reports
 from .words import MESSAGES as MESSAGES
@@ -223,13 +223,8 @@ class _Evaluator:
 
 
 def _flag_of(call: CallFact, profile: Profile) -> str | None:
-    flag = str(_cfg(profile, "reorder_flag", ""))
-    pos = int(_cfg(profile, "reorder_flag_position", 1))
-    if flag and flag in call.keywords:
-        return call.keywords[flag]
-    if len(call.args) > pos:
-        return call.args[pos]
-    return None
+    return call_argument(call, str(_cfg(profile, "reorder_flag", "")),
+                         int(_cfg(profile, "reorder_flag_position", 1)))
 
 
 def _const(chain: list[Link], name: str) -> str | None:
