@@ -207,12 +207,13 @@ def test_a_configured_flag_position_of_0_is_the_first_argument(tmp_path: Path) -
     ("self._init_reorder_batch_threshold(1, spec)", "spec", "unknown"),
     ("self._init_reorder_batch_threshold(", "", "unknown"),  # the call goes on: not shown
     ("self._init_reorder_batch_threshold(1, **opts)", "", "unknown"),
+    ("self._init_reorder_batch_threshold(1, *rest)", "", "unknown"),  # may hold it
 ])
 def test_a_shown_call_passes_the_flag_by_keyword_or_position(line: str, flag: str,
                                                               grows: str) -> None:
     """From the patch alone: a call whole on its line says its flag by keyword or at the
     profile's position (left out: the default, no flag); a call cut at the line's end, or one
-    that may pass it in ``**``, says nothing."""
+    that may pass it in ``*`` or ``**``, says nothing."""
     patch = ("@@ -1,3 +1,4 @@\n class Other(Base):\n     def __init__(self):\n"
              f"+        {line}\n         pass\n")
     ex = x.excerpt_from_patch(patch, "f.py", "Other", ATTR, P)

@@ -389,7 +389,7 @@ def _reorder_flag(profile: Profile) -> tuple[str, int]:
 def _line_call_flag(text: str, profile: Profile) -> str | None:
     """The reorder flag a call on one shown line passes (``text``: from the call's name on),
     by keyword or at its position, as written; None when the line does not tell (the call
-    goes on to the next line, or the flag is not passed there and other arguments may be)."""
+    goes on to the next line, or ``*args``/``**kwargs`` may pass it)."""
     name, pos = _reorder_flag(profile)
     head = text.strip().rstrip(",;")
     try:
@@ -400,12 +400,13 @@ def _line_call_flag(text: str, profile: Profile) -> str | None:
     if not isinstance(node, ast.Call):
         return None
     fact = call_fact(node)
-    starred = any(isinstance(x, ast.Starred) for x in node.args)
-    flag = call_argument(fact, name, pos if not starred else -1)  # *args: no position
-    if flag is not None:
-        return flag
-    # the whole call is shown and does not pass it: the default (no flag) applies
-    return "False" if not any(kw.arg is None for kw in node.keywords) else None
+    if name and name in fact.keywords:
+        return fact.keywords[name]
+    if any(isinstance(x, ast.Starred) for x in node.args) or any(
+            kw.arg is None for kw in node.keywords):
+        return None  # *args or **kwargs may pass it
+    # the whole call is shown: the flag at its position, else the default (no flag)
+    return call_argument(fact, name, pos) or "False"
 
 
 def _patch_threshold(mine: list[tuple[int, str, bool, int]], profile: Profile) -> list[Note]:
