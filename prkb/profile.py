@@ -276,6 +276,13 @@ class Profile:
         """One ``[wording]`` text of ``lang`` (:meth:`words`), ``""`` when left out."""
         return self.wording.get(key, {}).get(lang, "")
 
+    def holder_en(self, plural: bool = False) -> str:
+        """What the profile calls a class that holds its value, in English, for outputs
+        without catalogs (the matrix, the audit's count, the site's folder): ``[wording]
+        holder`` or ``holders``, else "class" or "classes"."""
+        return self.word("holders" if plural else "holder", "en") or (
+            "classes" if plural else "class")
+
     def title_has(self, kind: str, title: str) -> bool:
         tags = {t.strip().lower() for t in re.findall(r"\[([^\]]+)\]", title or "")}
         words = self.title_tags.get(kind, ())

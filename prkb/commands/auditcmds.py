@@ -40,6 +40,5 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.to_json(), ensure_ascii=False, indent=1))
     else:
-        print(result.summary(profile.word("holder", "en") or "class",
-                             profile.word("holders", "en") or "classes"))
+        print(result.summary(profile.holder_en(), profile.holder_en(plural=True)))
     return 1 if result.findings else 0

@@ -38,7 +38,7 @@ def holder_title(profile: Profile) -> str:
     """The title of the matrix's class column: what the profile calls a class that holds its
     value (``[wording] holder``, e.g. "builder", "backend"; "class" when it says none), its
     first letter capitalised ("KV backend" stays "KV backend", not "Kv backend")."""
-    word = profile.word("holder", "en") or "class"
+    word = profile.holder_en()
     return word[:1].upper() + word[1:]
 
 

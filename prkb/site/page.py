@@ -35,5 +35,4 @@ def holder_dir(profile: Profile) -> str:
     """The folder of the site's page per class: what the profile calls a class that holds its
     value (``[wording] holder``, in English) as a path segment ("builder", "backend",
     "kv-backend"), "class" when the profile says none."""
-    word = profile.word("holder", "en").strip().lower()
-    return re.sub(r"[^a-z0-9]+", "-", word).strip("-") or "class"
+    return re.sub(r"[^a-z0-9]+", "-", profile.holder_en().lower()).strip("-") or "class"
