@@ -74,13 +74,22 @@ def child(kb: str, kind: str, count: int) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _child(kb: str, kind: str, count: int) -> list[str]:
+    """The command of a child rendering ``WARM + count`` pages of ``kind``."""
+    return [sys.executable, __file__, "--child", kind, str(count), "--kb", kb]
+
+
+def _child_env() -> dict[str, str]:
+    """The environment of a child: this checkout's prkb first."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")])}
+
+
 def instructions(valgrind: str, kb: str, kind: str, count: int) -> int:
     """What callgrind counts for a child process rendering ``WARM + count`` pages."""
     cmd = [valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null",
-           sys.executable, __file__, "--child", kind, str(count), "--kb", kb]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+           *_child(kb, kind, count)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=_child_env(), check=False)
     m = re.search(r"Collected\s*:\s*(\d+)", proc.stderr)
     if proc.returncode != 0 or m is None:
         raise SystemExit(f"callgrind failed for {kind}:\n{proc.stderr[-2000:]}")
@@ -121,11 +130,8 @@ def main(argv: list[str] | None = None) -> int:
             count = args.pages if kind != "digest" else max(2, min(args.pages, 20))
             # once unmeasured: the compiled templates are written to their on-disk cache by
             # the first run only (otherwise the first measured run pays for them)
-            subprocess.run([sys.executable, __file__, "--child", kind, "1", "--kb", kb],
-                           check=True, capture_output=True,
-                           env={**os.environ, "PYTHONPATH": os.pathsep.join(
-                               [str(Path(__file__).resolve().parents[1]),
-                                os.environ.get("PYTHONPATH", "")])})  # warm the caches
+            subprocess.run(_child(kb, kind, 1), check=True, capture_output=True,
+                           env=_child_env())  # warm the caches
             low = instructions(valgrind, kb, kind, 0)
             high = instructions(valgrind, kb, kind, count)
             per = (high - low) / count
