@@ -168,7 +168,7 @@ def report_check(db: Path) -> dict[str, Any]:
                 r[0] for r in st.conn.execute(
                     "SELECT b.class_name FROM builder_levels b JOIN symbol_changes s"
                     " ON s.class_name = b.class_name AND s.pr_id = ?"
-                    " WHERE b.commit_sha = ? AND b.spec_ready = 0"
+                    " WHERE b.commit_sha = ? AND b.meets_rule = 0"
                     " AND s.direction IN ('added', 'raised', 'changed', 'dynamic-added',"
                     " 'dynamic-changed')",
                     (row["id"], row["merge_commit_sha"]))

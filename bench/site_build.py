@@ -107,7 +107,7 @@ def synthetic_record(i: int, n: int, rng: random.Random, levels: dict[str, str])
                                 "before": before, "after": after, "direction": direction}],
             "builder_levels": [{"class": cls, "file": path, "declared": after,
                                 "effective": after, "dynamic": b % 7 == 0,
-                                "spec_ready": after != "UNIFORM_BATCH"}]
+                                "meets_rule": after != "UNIFORM_BATCH"}]
             if state == "merged" else [],
             "findings": [{"rule": "cg-uniform-without-spec-decode", "file": path, "class": cls,
                           "message_en": f"{cls} declares {after} without spec-decode support",
@@ -139,7 +139,7 @@ def redeclared(rec: dict[str, Any]) -> dict[str, Any]:
         f["patch"] = f["patch"].replace(f"= {old}\n", f"= {after}\n")
     for b in rec["prkb"]["builder_levels"]:
         b["declared"] = b["effective"] = after
-        b["spec_ready"] = after != "UNIFORM_BATCH"
+        b["meets_rule"] = after != "UNIFORM_BATCH"
     rec["title"] = rec["title"].replace(str(old), after)
     return rec
 

@@ -239,7 +239,7 @@ class LevelReading:
     declared: str | None
     effective: str | None
     dynamic: bool
-    spec_ready: bool | None
+    meets_rule: bool | None  # the audit rule's reading (None: not applicable, or no rule)
     # the levels the builder could report (None for rows stored before prkb kept them, or
     # unreadable), and the same with their conditions when the level is dynamic
     level_set: list[str] | None

@@ -385,6 +385,12 @@ def key_text(path_parts: Any) -> str:
     return ".".join(parts).replace(".[", "[") or "(top level)"
 
 
+# keys an earlier prkb read, by path, with what replaced each (the problem says so)
+RENAMED_KEYS: dict[tuple[str, ...], str] = {
+    ("audit", "mla_bases"): "base_groups = { mla = [...] } (the rule reads the group \"mla\")",
+}
+
+
 @dataclass(frozen=True)
 class ProfileProblem:
     """One problem of a parsed profile: the key it is at (``path``, as :func:`key_text` names
@@ -409,8 +415,12 @@ def profile_problems(raw: dict[str, Any], *, schema: bool = True) -> list[Profil
         path = tuple(e.absolute_path)
         if e.validator == "additionalProperties":
             extra = sorted(set(e.instance) - set(e.schema.get("properties", {})))
-            out.append(ProfileProblem(path, f"unknown key {', '.join(map(repr, extra))}",
-                                      (*path, *extra[:1]), schema=True))
+            message = f"unknown key {', '.join(map(repr, extra))}"
+            renamed = [RENAMED_KEYS[k] for x in extra
+                       if (k := tuple(str(p) for p in (*path, x))) in RENAMED_KEYS]
+            if renamed:
+                message += f": it was renamed, write {'; '.join(renamed)}"
+            out.append(ProfileProblem(path, message, (*path, *extra[:1]), schema=True))
         else:
             out.append(ProfileProblem(path, e.message, path, schema=True))
     if out:

@@ -328,7 +328,7 @@ _EXT_FIELDS: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {
     "builder_levels": (
         ("class", "file"),
         {"class": _STR, "file": _STR, "declared": _OPT_STR, "effective": _OPT_STR,
-         "dynamic": _ANY, "spec_ready": _ANY, "levels": _ANY, "level_text": _OPT_STR},
+         "dynamic": _ANY, "meets_rule": _ANY, "levels": _ANY, "level_text": _OPT_STR},
     ),
     "relations": (
         (),
@@ -362,6 +362,10 @@ def _ext_item(key: str, j: int, item: Any) -> dict[str, Any]:
     where = f"prkb.{key}[{j}]"
     it: dict[str, Any] = _scrub(_obj(item, where), where)
     required, types = _EXT_FIELDS[key]
+    if key == "builder_levels" and "spec_ready" in it:
+        # what records written before prkb 0.x called the rule's reading (store migration 0009)
+        it.setdefault("meets_rule", it["spec_ready"])
+        del it["spec_ready"]
     if key == "symbol_changes" and it.get("class") is None and it.get("class_name") is None:
         raise InputError(f"{where!r} needs a 'class'")
     for name in required:

@@ -56,10 +56,10 @@ def test_mla_uniform_batch_without_query_len_is_flagged_only_at_the_commit(mla_r
     assert _flagged(after) == ["TritonMLAMetadataBuilder"]
     b = after.builder("TritonMLAMetadataBuilder")
     assert b is not None
-    assert b.is_mla and b.spec_ready is False
+    assert "mla" in b.groups and b.meets_rule is False
     assert b.effective == "UNIFORM_BATCH" and b.declared == "UNIFORM_BATCH"
     assert b.backend_name == "TRITON_MLA"
-    assert "MLACommonMetadataBuilder" in b.spec_reason
+    assert "MLACommonMetadataBuilder" in b.rule_reason
     f = after.findings[0]
     assert f.file == TRITON and f.commit == shas["bad"]
     assert "UNIFORM_BATCH" in f.message_en and "UNIFORM_BATCH" in f.message_zh
@@ -75,9 +75,9 @@ def test_both_fixes_clear_the_finding(mla_repo, profile):
         res = _audit(r.path, shas[key], profile)
         assert _flagged(res) == [], key
     uniform = _audit(r.path, shas["uniform"], profile).builder("TritonMLAMetadataBuilder")
-    assert uniform is not None and uniform.spec_ready is True
+    assert uniform is not None and uniform.meets_rule is True
     lowered = _audit(r.path, shas["lowered"], profile).builder("TritonMLAMetadataBuilder")
-    assert lowered is not None and lowered.spec_ready is False  # not ready, but not claiming
+    assert lowered is not None and lowered.meets_rule is False  # not ready, but not claiming
 
 
 @pytest.mark.parametrize(
@@ -100,11 +100,11 @@ def test_non_mla_reorder_call_decides(tmp_path, profile, call, ready, flagged):
     sha = r.commit(tree, "add")
     res = _audit(r.path, sha, profile)
     b = res.builder("QuantMetadataBuilder")
-    assert b is not None and not b.is_mla
-    assert b.spec_ready is ready
+    assert b is not None and "mla" not in b.groups
+    assert b.meets_rule is ready
     assert ("QuantMetadataBuilder" in _flagged(res)) is flagged
     if call is None:
-        assert "does not apply" in b.spec_reason
+        assert "does not apply" in b.rule_reason
 
 
 def test_inherited_call_and_level_through_relative_and_aliased_imports(tmp_path, profile):
@@ -130,7 +130,7 @@ def test_inherited_call_and_level_through_relative_and_aliased_imports(tmp_path,
     assert m2.declared is None and m2.effective == "UNIFORM_BATCH"
     assert m2.declared_in == "BaseMambaMetadataBuilder"
     assert m2.ancestors[0] == "BaseMambaMetadataBuilder"
-    assert m2.spec_ready is False
+    assert m2.meets_rule is False
     short = res.builder("ShortMetadataBuilder")
     assert short is not None and short.declared == "1" and short.levels == []
     assert _flagged(res) == ["BaseMambaMetadataBuilder", "Mamba2MetadataBuilder"]
@@ -235,7 +235,7 @@ def test_builder_levels_rows_shape(mla_repo, profile):
     assert row == {"class": "TritonMLAMetadataBuilder", "file": TRITON,
                    "declared": "UNIFORM_BATCH", "effective": "UNIFORM_BATCH",
                    "dynamic": False, "levels": ["UNIFORM_BATCH"], "level_text": None,
-                   "spec_ready": False}
+                   "meets_rule": False}
 
 
 def test_cli_audit_exit_codes_and_json(mla_repo, capsys):

@@ -74,8 +74,8 @@ def _zh_reasons_say_no_english(res: AuditResult, files: dict[str, str]) -> None:
     it quotes are Chinese. Checked on every audit of this module."""
     code = set(_WORD.findall(BACKEND + "".join(files.values())))
     for b in res.builders:
-        assert b.spec_reason_zh, b.class_name
-        assert not _stray_english(b.spec_reason_zh, code), (b.class_name, b.spec_reason_zh)
+        assert b.rule_reason_zh, b.class_name
+        assert not _stray_english(b.rule_reason_zh, code), (b.class_name, b.rule_reason_zh)
     for f in res.findings:
         if f.rule == RULE:
             assert not _stray_english(f.message_zh, code), (f.class_name, f.message_zh)
@@ -124,14 +124,14 @@ def _one(tmp_path: Path, body: str, level: str = "UNIFORM_BATCH"):
 
 def test_class_attribute_one_pins_the_threshold(tmp_path):
     res, b = _one(tmp_path, "reorder_batch_threshold: ClassVar[int] = 1")
-    assert b.spec_ready is False
-    assert "reorder_batch_threshold = 1 (class attribute)" in b.spec_reason
+    assert b.meets_rule is False
+    assert "reorder_batch_threshold = 1 (class attribute)" in b.rule_reason
     assert _flagged(res) == ["OneMetadataBuilder"]
 
 
 def test_class_attribute_above_one_lets_it_grow(tmp_path):
     res, b = _one(tmp_path, "reorder_batch_threshold: ClassVar[int] = 512")
-    assert b.spec_ready is True and "512" in b.spec_reason
+    assert b.meets_rule is True and "512" in b.rule_reason
     assert _flagged(res) == []
 
 
@@ -162,31 +162,31 @@ def test_own_decode_split_that_grows_is_ready(tmp_path):
         "    self.decode_threshold = self.reorder_batch_threshold + self.num_speculative_tokens\n"
     )
     res, b = _one(tmp_path, own)
-    assert b.spec_ready is True
-    assert "splits decodes by its own decode_threshold" in b.spec_reason
+    assert b.meets_rule is True
+    assert "splits decodes by its own decode_threshold" in b.rule_reason
     assert _flagged(res) == []
     # the same split pinned at the reorder threshold grows nothing: flagged
     pinned = own.replace(" + self.num_speculative_tokens", "")
     res, b = _one(tmp_path / "pinned", pinned)
-    assert b.spec_ready is False
+    assert b.meets_rule is False
     assert _flagged(res) == ["OneMetadataBuilder"]
 
 
 def test_class_attribute_none_means_no_reordering(tmp_path):
     res, b = _one(tmp_path, "reorder_batch_threshold = None")
-    assert b.spec_ready is None and "does not apply" in b.spec_reason
+    assert b.meets_rule is None and "does not apply" in b.rule_reason
     assert _flagged(res) == []
 
 
 def test_no_threshold_anywhere_is_not_applicable(tmp_path):
     res, b = _one(tmp_path, "other = 3")
-    assert b.spec_ready is None and "does not apply" in b.spec_reason
+    assert b.meets_rule is None and "does not apply" in b.rule_reason
     assert _flagged(res) == []
 
 
 def test_single_token_level_with_a_pinned_threshold_is_not_flagged(tmp_path):
     res, b = _one(tmp_path, "reorder_batch_threshold = 1", level="UNIFORM_SINGLE_TOKEN_DECODE")
-    assert b.spec_ready is False and _flagged(res) == []
+    assert b.meets_rule is False and _flagged(res) == []
 
 
 # --- era 2: __init__ assigns the threshold --------------------------------------------------
@@ -221,16 +221,16 @@ def test_single_token_level_with_a_pinned_threshold_is_not_flagged(tmp_path):
 )
 def test_init_assignment_decides(tmp_path, body, ready):
     res, b = _one(tmp_path, body)
-    assert b.spec_ready is ready, b.spec_reason
-    assert "__init__" in b.spec_reason
+    assert b.meets_rule is ready, b.rule_reason
+    assert "__init__" in b.rule_reason
     assert _flagged(res) == ([] if ready else ["OneMetadataBuilder"])
 
 
 def test_unknown_expression_counts_as_ready_and_says_so(tmp_path):
     res, b = _one(tmp_path, "def __init__(self, cfg):\n"
                             "    self.reorder_batch_threshold = cfg.tree.shape[0]")
-    assert b.spec_ready is True
-    assert "unknown expression" in b.spec_reason and "cfg.tree.shape[0]" in b.spec_reason
+    assert b.meets_rule is True
+    assert "unknown expression" in b.rule_reason and "cfg.tree.shape[0]" in b.rule_reason
     assert _flagged(res) == []
 
 
@@ -255,8 +255,8 @@ def test_parent_init_assignment_beats_a_subclass_class_attribute(tmp_path):
                             "vllm/attn/backends/own.py": own})
     sub_b, own_b = res.builder("SubXMetadataBuilder"), res.builder("OwnInitMetadataBuilder")
     assert sub_b is not None and own_b is not None
-    assert sub_b.spec_ready is False and "BaseXMetadataBuilder" in sub_b.spec_reason
-    assert own_b.spec_ready is True and "64" in own_b.spec_reason
+    assert sub_b.meets_rule is False and "BaseXMetadataBuilder" in sub_b.rule_reason
+    assert own_b.meets_rule is True and "64" in own_b.rule_reason
 
 
 # --- era 3: the reorder call -------------------------------------------------------------
@@ -281,7 +281,7 @@ def test_parent_init_assignment_beats_a_subclass_class_attribute(tmp_path):
 def test_reorder_call_decides(tmp_path, init, ready):
     body = f"uses_spec = False\n\ndef __init__(self, cfg):\n    {init}"
     res, b = _one(tmp_path, body)
-    assert b.spec_ready is ready, b.spec_reason
+    assert b.meets_rule is ready, b.rule_reason
     assert ("OneMetadataBuilder" in _flagged(res)) is (ready is False)
 
 
@@ -303,7 +303,7 @@ def test_flag_from_a_class_literal_follows_the_subclass(tmp_path):
     )
     res = _audit(tmp_path, {"vllm/attn/backends/flag_base.py": base,
                             "vllm/attn/backends/subs.py": subs})
-    ready = {n: res.builder(n).spec_ready for n in
+    ready = {n: res.builder(n).meets_rule for n in
              ("OnMetadataBuilder", "OffMetadataBuilder", "WideMetadataBuilder")}
     assert ready == {"OnMetadataBuilder": True, "OffMetadataBuilder": False,
                      "WideMetadataBuilder": True}
@@ -347,19 +347,19 @@ def _mla(tmp_path: Path, base: str, subs: str = MLA_SUBS) -> AuditResult:
 def test_mla_base_without_query_len_uses_the_threshold_attribute(tmp_path):
     res = _mla(tmp_path, MLA_OLD)
     plain, wide = res.builder("PlainMLAMetadataBuilder"), res.builder("WideMLAMetadataBuilder")
-    assert plain is not None and wide is not None and plain.is_mla
-    assert plain.spec_ready is False
-    assert "reorder_batch_threshold = 1" in plain.spec_reason
-    assert "MLACommonMetadataBuilder" in plain.spec_reason
-    assert "query_len_support" not in plain.spec_reason  # no such attribute in this era
-    assert wide.spec_ready is True and "512" in wide.spec_reason
+    assert plain is not None and wide is not None and "mla" in plain.groups
+    assert plain.meets_rule is False
+    assert "reorder_batch_threshold = 1" in plain.rule_reason
+    assert "MLACommonMetadataBuilder" in plain.rule_reason
+    assert "query_len_support" not in plain.rule_reason  # no such attribute in this era
+    assert wide.meets_rule is True and "512" in wide.rule_reason
     assert _flagged(res) == ["PlainMLAMetadataBuilder"]
 
 
 def test_mla_base_without_any_mechanism_is_not_applicable(tmp_path):
     res = _mla(tmp_path, MLA_OLDEST, MLA_SUBS.split("\n\n\nclass Wide")[0] + "\n")
     plain = res.builder("PlainMLAMetadataBuilder")
-    assert plain is not None and plain.spec_ready is None and _flagged(res) == []
+    assert plain is not None and plain.meets_rule is None and _flagged(res) == []
 
 
 def test_mla_base_with_query_len_keeps_the_query_len_rule(tmp_path):
@@ -375,10 +375,10 @@ def test_mla_base_with_query_len_keeps_the_query_len_rule(tmp_path):
     )
     res = _mla(tmp_path, MLA_NEW, subs)
     plain = res.builder("PlainMLAMetadataBuilder")
-    assert plain is not None and plain.spec_ready is False
-    assert "query_len_support = SINGLE_ONLY" in plain.spec_reason
-    assert res.builder("UniformMLAMetadataBuilder").spec_ready is True
-    assert res.builder("OwnCallMLAMetadataBuilder").spec_ready is True
+    assert plain is not None and plain.meets_rule is False
+    assert "query_len_support = SINGLE_ONLY" in plain.rule_reason
+    assert res.builder("UniformMLAMetadataBuilder").meets_rule is True
+    assert res.builder("OwnCallMLAMetadataBuilder").meets_rule is True
     # SINGLE_ONLY makes the base assert a threshold of 1: a wider class attribute does not help
     assert _flagged(res) == ["PlainMLAMetadataBuilder", "WideMLAMetadataBuilder"]
 
@@ -402,7 +402,7 @@ def test_one_builder_through_the_eras(tmp_path):
     }
     with GitRepo(r.path) as repo:
         got = {k: audit_revision(repo, sha, P) for k, sha in eras.items()}
-    ready = {k: v.builder("PlainMLAMetadataBuilder").spec_ready for k, v in got.items()}
+    ready = {k: v.builder("PlainMLAMetadataBuilder").meets_rule for k, v in got.items()}
     assert ready == {"oldest": None, "attr": False, "grown": True, "query_len": False}
     assert {k: _flagged(v) for k, v in got.items()} == {
         "oldest": [], "attr": ["PlainMLAMetadataBuilder"], "grown": [],
@@ -521,7 +521,7 @@ def test_return_of_super_stands_for_the_parents_levels(tmp_path):
     assert b.levels == ["NEVER", "UNIFORM_BATCH"]
     assert b.support == "NEVER if cfg.local; else (UNIFORM_BATCH if cfg.trt; else NEVER)"
     # no threshold below the root: not applicable, whatever the levels
-    assert b.spec_ready is None and _flagged(res) == []
+    assert b.meets_rule is None and _flagged(res) == []
 
 
 def test_an_unread_return_is_named_not_guessed(tmp_path):

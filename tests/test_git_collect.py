@@ -262,7 +262,7 @@ def test_the_other_fix_declaring_query_len_support_clears_the_finding(tmp_path):
     ]
     assert store.pr_facts("50000")["findings"] == []
     row = store.conn.execute(
-        "SELECT effective, spec_ready FROM builder_levels "
+        "SELECT effective, meets_rule FROM builder_levels "
         "WHERE pr_ref='50000' AND class_name='TritonMLAMetadataBuilder'"
     ).fetchone()
     assert (row[0], row[1]) == ("UNIFORM_BATCH", 1)

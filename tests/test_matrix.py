@@ -53,12 +53,12 @@ def test_matrix_json_rows(repo, tmp_path, capsys):
     rows = {r["class"]: r for r in data["rows"]}
     assert not (tmp_path / "none.sqlite").exists()  # matrix never creates a KB
     tm = rows["TritonMLAMetadataBuilder"]
-    assert tm["backend"] == "TRITON_MLA" and tm["spec_ready"] is False
+    assert tm["backend"] == "TRITON_MLA" and tm["meets_rule"] is False
     assert tm["effective"] == "UNIFORM_BATCH" and tm["last_pr"] is None
     fa = rows["FlashAttentionMetadataBuilder"]
     assert fa["backend"] == "FLASH_ATTN" and fa["dynamic"] is True
     assert fa["condition"] == "v() == 3" and fa["levels"] == ["ALWAYS", "UNIFORM_BATCH"]
-    assert rows["QuantMetadataBuilder"]["spec_ready"] is True
+    assert rows["QuantMetadataBuilder"]["meets_rule"] is True
     assert rows["MLACommonMetadataBuilder"]["comments"] == (
         "inherited from AttentionMetadataBuilder")
 
@@ -113,7 +113,7 @@ def test_matrix_history_from_builder_levels(tmp_path, capsys):
         for sha, at, pr, cls, eff, dyn, ready in rows:
             store.conn.execute(
                 "INSERT INTO builder_levels (repo, commit_sha, committed_at, pr_ref, class_name,"
-                " file, declared, effective, dynamic, spec_ready)"
+                " file, declared, effective, dynamic, meets_rule)"
                 " VALUES ('o/r', ?, ?, ?, ?, 'f.py', ?, ?, ?, ?)",
                 (sha, at, pr, cls, eff, eff, dyn, ready),
             )
@@ -123,7 +123,7 @@ def test_matrix_history_from_builder_levels(tmp_path, capsys):
     assert [(b["class"], b["file"]) for b in hist["builders"]] == [("X", "f.py"), ("Y", "f.py")]
     x = hist["builders"][0]["levels"]
     assert [lv["effective"] for lv in x] == ["NEVER", "UNIFORM_BATCH"]
-    assert x[1]["spec_ready"] is False and x[0]["spec_ready"] is None
+    assert x[1]["meets_rule"] is False and x[0]["meets_rule"] is None
     assert hist["builders"][1]["levels"][0]["dynamic"] is True
     assert main(["--db", str(db), "matrix", "--history", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out) == hist
@@ -148,7 +148,7 @@ def test_matrix_history_is_markdown_by_file_and_class_and_honours_rev(tmp_path, 
         for sha, at, pr, file, eff in rows:
             store.conn.execute(
                 "INSERT INTO builder_levels (repo, commit_sha, committed_at, pr_ref, class_name,"
-                " file, declared, effective, dynamic, spec_ready)"
+                " file, declared, effective, dynamic, meets_rule)"
                 " VALUES ('o/r', ?, ?, ?, 'XBuilder', ?, ?, ?, 0, NULL)",
                 (sha, at, pr, file, eff, eff),
             )
@@ -183,7 +183,7 @@ def test_matrix_history_json_keeps_same_named_builders_of_two_files_apart(tmp_pa
                                    ("b" * 40, "2026-02-01T00:00:00Z", "v1/x.py", "NEVER")]:
             store.conn.execute(
                 "INSERT INTO builder_levels (repo, commit_sha, committed_at, pr_ref, class_name,"
-                " file, declared, effective, dynamic, spec_ready)"
+                " file, declared, effective, dynamic, meets_rule)"
                 " VALUES ('o/r', ?, ?, '1', 'XBuilder', ?, ?, ?, 0, NULL)",
                 (sha, at, file, eff, eff),
             )

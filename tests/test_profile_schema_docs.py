@@ -329,8 +329,9 @@ def test_profile_keys_lists_the_schema_as_json(capsys: pytest.CaptureFixture[str
     schema = _schema()
     assert {x["key"] for x in got if "." not in x["key"] and "[" not in x["key"]} == set(
         schema["properties"])
-    assert {x["key"].split(".", 1)[1] for x in got if x["key"].startswith("audit.")} == set(
+    assert {x["key"].split(".")[1] for x in got if x["key"].startswith("audit.")} == set(
         schema["properties"]["audit"]["properties"])
+    assert by_key["audit.base_groups.<name>"]["type"] == "array of identifier"
 
 
 def test_profile_keys_prints_one_entry_per_key(capsys: pytest.CaptureFixture[str]) -> None:

@@ -137,6 +137,18 @@ def test_validation_reports_the_first_problem_and_counts_the_rest(tmp_path: Path
         validate_profile(raw, "x.toml")
 
 
+def test_a_renamed_key_says_what_replaced_it() -> None:
+    """``[audit] mla_bases`` (read until the rule's groups became the profile's) is refused
+    with the key that replaced it, at the key."""
+    raw = tomllib.loads(BASE)
+    raw.setdefault("audit", {})["mla_bases"] = ["MLACommonMetadataBuilder"]
+    with pytest.raises(InputError, match=r"unknown key 'mla_bases': it was renamed, write "
+                                         r"base_groups = \{ mla = \[\.\.\.\] \}"):
+        validate_profile(raw, "x.toml")
+    raw["audit"]["base_groups"] = {"mla": raw["audit"].pop("mla_bases")}
+    validate_profile(raw, "x.toml")
+
+
 def _fresh_load(path: Path) -> object:
     """load_profile as a new process would call it (nothing parsed yet in this one)."""
     import prkb.profile as profile_mod

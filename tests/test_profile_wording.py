@@ -42,7 +42,9 @@ CUDA_GRAPH = re.compile(
 # the CUDA-graph rule's own vocabulary: speculative decoding and its decode threshold (the
 # second profile names speculative decoding as a feature of its own: its outputs are checked
 # for the rule's words, its profile's words are its own)
-RULE = re.compile(r"speculative|推测解码|threshold|阈值|\bMTP\b|EAGLE|reorder", re.IGNORECASE)
+# (and the names it gave its reading of a class: spec_ready, spec_reason, is_mla)
+RULE = re.compile(r"speculative|推测解码|threshold|阈值|\bMTP\b|EAGLE|reorder"
+                  r"|spec_ready|spec_reason|is_mla|spec-decode", re.IGNORECASE)
 FIRST = re.compile(f"{CUDA_GRAPH.pattern}|{RULE.pattern}", re.IGNORECASE)
 
 MLA = "vllm/model_executor/layers/attention/mla_attention.py"  # a core path of the profile
@@ -304,7 +306,8 @@ def _template_text(path: Path) -> str:
 
 def _python_sentences() -> dict[str, list[str]]:
     """The string constants of prkb's code that hold a space (a sentence, a help text, a
-    column title), outside docstrings and the audit rule modules, by file."""
+    column title), outside docstrings, the audit rule modules and the store's ``MIGRATIONS``
+    (the history of the schema names what older knowledge bases hold), by file."""
     import prkb
 
     root = Path(prkb.__file__).parent
@@ -317,6 +320,10 @@ def _python_sentences() -> dict[str, list[str]]:
                 if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef,
                                   ast.AsyncFunctionDef))
                 and n.body and isinstance(n.body[0], ast.Expr)}
+        docs |= {id(c) for n in ast.walk(tree) if isinstance(n, ast.AnnAssign | ast.Assign)
+                 and "MIGRATIONS" in {getattr(x, "id", "") for x in
+                                      (n.targets if isinstance(n, ast.Assign) else [n.target])}
+                 for c in ast.walk(n)}
         found = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)
                  and isinstance(n.value, str) and " " in n.value and id(n) not in docs]
         if found:

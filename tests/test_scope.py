@@ -45,7 +45,7 @@ def test_raise_into_uniform_batch_gains_and_pays_for_spec_decode_users() -> None
     c = ch("raised", "UNIFORM_SINGLE_TOKEN_DECODE", "UNIFORM_BATCH")
     gains, pays = s.effects_of(c, P, [], {("DemoBuilder", c.file): True})
     assert (gains.side, gains.reason, gains.party) == (s.GAINS, "more-batches-captured",
-                                                       s.SPEC_USERS)
+                                                       s.RULE_USERS)
     assert (pays.side, pays.reason, pays.audit) == (s.PAYS, "correctness-risk", "ready")
     finding = Finding(RULE, c.file, "DemoBuilder", "m", "m")
     assert s.effects_of(c, P, [finding], {})[1].audit == "finding"
@@ -62,8 +62,8 @@ def test_raise_below_the_flag_levels_is_for_backend_users_without_audit() -> Non
 def test_lowering_is_the_reverse() -> None:
     c = ch("lowered", "UNIFORM_BATCH", "UNIFORM_SINGLE_TOKEN_DECODE")
     assert [(e.side, e.reason, e.party) for e in s.effects_of(c, P, [], {})] == [
-        (s.GAINS, "correctness-fix", s.SPEC_USERS),
-        (s.PAYS, "fewer-batches-captured", s.SPEC_USERS),
+        (s.GAINS, "correctness-fix", s.RULE_USERS),
+        (s.PAYS, "fewer-batches-captured", s.RULE_USERS),
     ]
 
 
@@ -123,7 +123,7 @@ def test_a_conditional_value_is_read_where_its_test_changed() -> None:
     read, gains, pays = s.effects_of(c, P, [], {})
     assert (read.when, read.unless) == ("fa3()", "not dcp()")
     assert (gains.reason, pays.reason) == ("correctness-fix", "fewer-batches-captured")
-    assert read.party == gains.party == s.SPEC_USERS  # crosses the flag levels' boundary there
+    assert read.party == gains.party == s.RULE_USERS  # crosses the flag levels' boundary there
 
 
 def test_other_expression_changes_stay_unknown() -> None:

@@ -628,8 +628,8 @@ def test_speculative_decoding_users_gain_only_where_the_threshold_grows(tmp_path
     store = collect(r.path, tmp_path / "kb.sqlite")
     got = [(e["reason"], e["side"], e["party"]) for e in effects(store, "71")]
     assert got == [
-        ("no-gain-not-ready", "neither", "spec-decode-users"),
-        ("correctness-risk", "pays", "spec-decode-users"),
+        ("no-gain-not-ready", "neither", "rule-users"),
+        ("correctness-risk", "pays", "rule-users"),
     ]
     assert effect(store, "71", "correctness-risk")["audit"] == "finding"
     assert "Who gains: nobody among" in render_report(store, "71", lang="en", fmt="md")

@@ -64,10 +64,12 @@ class BuilderInfo:
     dynamic_reason: str | None
     condition: str | None  # the test of a conditional value
     levels: list[str]  # plain levels the builder can report (value branches, method returns)
-    is_mla: bool
-    spec_ready: bool | None
-    spec_reason: str
-    spec_reason_zh: str  # the same in Chinese (the English one from a rule that gives none)
+    # the profile's base groups (``[audit] base_groups``) the class belongs to: a group's
+    # base is in its MRO
+    groups: list[str]
+    meets_rule: bool | None  # the audit rule's reading (None: it does not apply, or no rule)
+    rule_reason: str
+    rule_reason_zh: str  # the same in Chinese (the English one from a rule that gives none)
     bases: list[str] = field(default_factory=list)
     ancestors: list[str] = field(default_factory=list)
     # each level with the condition under which the builder reports it (None: always)
@@ -108,10 +110,10 @@ class BuilderInfo:
             "support": self.support,
             "unread": self.unread,
             "values": self.values,
-            "is_mla": self.is_mla,
-            "spec_ready": self.spec_ready,
-            "spec_reason": self.spec_reason,
-            "spec_reason_zh": self.spec_reason_zh,
+            "groups": self.groups,
+            "meets_rule": self.meets_rule,
+            "rule_reason": self.rule_reason,
+            "rule_reason_zh": self.rule_reason_zh,
             "bases": self.bases,
             "ancestors": self.ancestors,
         }
@@ -172,7 +174,7 @@ def builder_levels_rows(
             "dynamic": b.dynamic,
             "levels": list(b.levels),
             "level_text": b.level_text() if b.dynamic else None,
-            "spec_ready": b.spec_ready,
+            "meets_rule": b.meets_rule,
             **({"values": b.values} if (b.class_name, b.file) in with_values else {}),
         }
         for b in result.builders
@@ -704,12 +706,11 @@ def compute_builders(
     modules: dict[str, ModuleFacts], profile: Profile, reads: dict[str, str] | None = None
 ) -> list[BuilderInfo]:
     """Every metadata builder of the parsed modules, with its declared and effective level, its
-    bases resolved across modules, and its spec-decode readiness. ``reads``: the spellings the
+    bases resolved across modules, and the audit rule's reading of it. ``reads``: the spellings the
     code reads at this revision (:func:`read_spellings`); without them, the one the root
     builder base declares is taken as read."""
-    audit = profile.audit
     roots = profile.builder_bases
-    mla_roots = set(audit.get("mla_bases", []))
+    groups_of = _base_groups(profile)
     family = list(profile.family)
     methods = set(profile.methods)
     rules = _rule_module(profile.rules)
@@ -783,18 +784,17 @@ def compute_builders(
                 break
         if condition:
             dyn_reasons.append(f"conditional value: {condition}")
-        is_mla = any(c.name in mla_roots for c in mro)
+        groups = sorted({g for c in mro for g in groups_of.get(c.name, ())})
         verdict: bool | None = None
         verdict_reason = verdict_reason_zh = ""
-        if rules is not None and hasattr(rules, "spec_readiness"):
+        if rules is not None and hasattr(rules, "rule_reading"):
             chain = []
             for c in mro:
-                role = (
-                    "root" if c.name in roots else "mla_root" if c.name in mla_roots else "builder"
-                )
-                chain.append(Link(c.qual, hier.facts(c), role))
-            # (ready, reason) or (ready, reason, reason in Chinese)
-            got = rules.spec_readiness(chain, profile)
+                own = groups_of.get(c.name, [])
+                role = "root" if c.name in roots else "group" if own else "builder"
+                chain.append(Link(c.qual, hier.facts(c), role, tuple(own)))
+            # (meets, reason) or (meets, reason, reason in Chinese)
+            got = rules.rule_reading(chain, profile)
             verdict, verdict_reason = got[0], got[1]
             verdict_reason_zh = got[2] if len(got) > 2 else verdict_reason
         info = BuilderInfo(
@@ -811,10 +811,10 @@ def compute_builders(
             unread=unread,
             condition=condition,
             levels=levels,
-            is_mla=is_mla,
-            spec_ready=verdict,
-            spec_reason=verdict_reason,
-            spec_reason_zh=verdict_reason_zh,
+            groups=groups,
+            meets_rule=verdict,
+            rule_reason=verdict_reason,
+            rule_reason_zh=verdict_reason_zh,
             bases=list(facts.bases),
             ancestors=[c.qual for c in mro[1:]],
             alternatives=alternatives,
@@ -831,6 +831,16 @@ def compute_builders(
             info.alternatives = value_alternatives(info.effective, profile)
         out.append(info)
     out.sort(key=lambda b: (b.file, b.lineno))
+    return out
+
+
+def _base_groups(profile: Profile) -> dict[str, list[str]]:
+    """Each base class of the profile's ``[audit] base_groups`` with the groups it heads (a
+    class whose MRO holds one belongs to that group: what a rule may judge apart)."""
+    out: dict[str, list[str]] = {}
+    for group, bases in sorted((profile.audit.get("base_groups") or {}).items()):
+        for base in bases:
+            out.setdefault(str(base), []).append(str(group))
     return out
 
 

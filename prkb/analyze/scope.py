@@ -45,9 +45,9 @@ Everything here is codes, names and levels; a template words them per language. 
   change but whose effective value changed (through a base, or left stale) gets the same
   reading (direction ``inherited``; ``basis`` ``base-changed``, ``stale`` ...).
 
-  ``party`` is ``spec-decode-users`` when the change crosses the profile's
-  ``[audit] flag_levels`` boundary (one side needs the speculative-decoding threshold, the
-  other not), else ``backend-users``. ``audit`` on a ``correctness-risk`` says what the
+  ``party`` is ``rule-users`` (the users the profile's audit rule is about) when the change
+  crosses the profile's ``[audit] flag_levels`` boundary (one side is a level the rule
+  checks, the other not), else ``backend-users``. ``audit`` on a ``correctness-risk`` says what the
   consistency audit read for that builder: ``finding`` (a finding of the profile's rule on the
   class), ``ready`` (its threshold grows with speculative tokens), ``not-ready``, or
   ``not-checked``; None when the new level needs no threshold.
@@ -68,7 +68,7 @@ from .risk import platform_split
 SCAN_CHARS = 50_000  # of the body, for features
 
 GAINS, PAYS, NEITHER, UNKNOWN, DEPENDS = "gains", "pays", "neither", "unknown", "depends"
-SPEC_USERS, BACKEND_USERS = "spec-decode-users", "backend-users"
+RULE_USERS, BACKEND_USERS = "rule-users", "backend-users"
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,7 @@ class Effect:
     """Who is affected by one builder change, on which side, and why (codes)."""
 
     builder: str
-    party: str            # spec-decode-users, backend-users
+    party: str            # rule-users, backend-users
     side: str             # gains, pays, neither, unknown, depends
     reason: str
     basis: str = "declared"   # declared (both values known) or versus-default
@@ -312,7 +312,7 @@ def _effects(
     verdicts: dict[tuple[str, str], bool | None],
 ) -> list[Effect]:
     who = change.class_name
-    party = SPEC_USERS if _crosses(change, profile) else BACKEND_USERS
+    party = RULE_USERS if _crosses(change, profile) else BACKEND_USERS
     d = change.direction
     if d in ("renamed", "moved"):
         return [Effect(who, party, NEITHER, "no-value-change")]
@@ -337,7 +337,7 @@ def _effects(
         d, basis = "raised", "versus-default"
     if d == "raised":
         audit = _audit_reading(change, profile, findings, verdicts)
-        if party == SPEC_USERS and audit in ("finding", "not-ready"):
+        if party == RULE_USERS and audit in ("finding", "not-ready"):
             # speculative decoding users gain only where the threshold lets them: here the
             # audit reads that it cannot grow, so capture fails instead
             return [
@@ -361,7 +361,7 @@ def _effects(
                             direction="raised" if rank_a > rank_b else "lowered")
             where = {"when": shift.holds, "unless": shift.not_holds,
                      "level_before": shift.before, "level_after": shift.after}
-            read = Effect(who, SPEC_USERS if _crosses(there, profile) else BACKEND_USERS,
+            read = Effect(who, RULE_USERS if _crosses(there, profile) else BACKEND_USERS,
                           NEITHER, "condition-shift", **where)
             return [read, *(replace(e, **where)
                             for e in _effects(there, profile, findings, verdicts))]
@@ -402,7 +402,7 @@ def scope_of(
 ) -> Scope:
     """The scope of one PR. ``changes``: its symbol changes; ``findings``: the audit's findings
     for it; ``verdicts``: (class, file) -> the audit rule's stored verdict of whether its
-    threshold grows with speculative tokens (``builder_levels.spec_ready`` at the PR's
+    threshold grows with speculative tokens (``builder_levels.meets_rule`` at the PR's
     commit), None unread; ``prior``: what the code's state change says of each changed
     builder (:func:`priors`), empty when it was not read."""
     ready = verdicts or {}

@@ -127,9 +127,9 @@ def matrix_rows(
                 "dynamic": b.dynamic,
                 "condition": b.condition,
                 "dynamic_reason": b.dynamic_reason,
-                "spec_ready": b.spec_ready,
-                "spec_reason": b.spec_reason,
-                "spec_reason_zh": b.spec_reason_zh,
+                "meets_rule": b.meets_rule,
+                "rule_reason": b.rule_reason,
+                "rule_reason_zh": b.rule_reason_zh,
                 # each tracked value in force and where it comes from (analyze/state.py)
                 "values": b.values,
                 "comments": "; ".join(comments),
@@ -181,7 +181,7 @@ def to_markdown(rows: list[dict[str, Any]], profile: Profile, rev: str = "") -> 
     # the dynamic-support methods and of the audit rule's verdict only where the profile has
     # them
     dynamic = bool(profile.methods)
-    with_rule = any(r["spec_ready"] is not None for r in rows) or (
+    with_rule = any(r["meets_rule"] is not None for r in rows) or (
         bool(profile.rules) and not rows)
     first = "Attention Backend" if profile.docs.get("table_doc") else "Backend"
     holder = holder_title(profile)
@@ -216,7 +216,7 @@ def to_markdown(rows: list[dict[str, Any]], profile: Profile, rev: str = "") -> 
                 _cell(r["file"]),
                 _code(r["declared"] and profile.value_text(r["declared"], r.get("declared_attr")))
                 or "(inherited)", *([dyn] if dynamic else []),
-                *([verdict_label(r["spec_ready"])] if with_rule else []), _cell(r["last_pr"]),
+                *([verdict_label(r["meets_rule"])] if with_rule else []), _cell(r["last_pr"]),
             ]) + " |"
         )
     return "\n".join(out) + "\n"
@@ -227,7 +227,7 @@ def matrix_history(store: Store, repo: str | None = None) -> dict[str, Any]:
 
     ``{"commits": [{"sha", "committed_at", "pr_ref"}], "builders": [{"class", "file",
     "levels": [{"commit_sha", "committed_at", "pr_ref", "file", "declared", "effective",
-    "dynamic", "spec_ready", "level_set", "level_text"}]}]}``, the builders by class then
+    "dynamic", "meets_rule", "level_set", "level_text"}]}]}``, the builders by class then
     file: a builder is its file and class (two classes of one name in two files are two
     builders). ``level_set`` is the list of levels the builder could report (None for rows
     stored before prkb kept it), ``level_text`` the same with conditions when the level is
@@ -253,7 +253,7 @@ def matrix_history(store: Store, repo: str | None = None) -> dict[str, Any]:
                 "declared": lv.declared,
                 "effective": lv.effective,
                 "dynamic": lv.dynamic,
-                "spec_ready": lv.spec_ready,
+                "meets_rule": lv.meets_rule,
                 "level_set": lv.level_set,
                 "level_text": lv.level_text,
             }
@@ -312,7 +312,7 @@ def history_rows(history: dict[str, Any], *, until: str | None = None) -> list[d
         for lv in entry["levels"]:
             if until is not None and str(lv["committed_at"]) > until:
                 continue
-            cur = (lv["effective"], lv["dynamic"], lv.get("level_text"), lv["spec_ready"])
+            cur = (lv["effective"], lv["dynamic"], lv.get("level_text"), lv["meets_rule"])
             if cur == last:
                 continue
             last = cur
@@ -340,7 +340,7 @@ def history_markdown(
         pr = f"#{lv['pr_ref']}" if str(lv["pr_ref"] or "").isdigit() else (lv["pr_ref"] or "-")
         cells = [f"`{lv['class']}`", f"`{lv['file']}`", str(lv["committed_at"])[:10],
                  f"`{str(lv['commit_sha'])[:10]}`", pr, reading_text(lv, profile),
-                 *([verdict_label(lv["spec_ready"])] if rule else [])]
+                 *([verdict_label(lv["meets_rule"])] if rule else [])]
         out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     if not rows:
         out.append("| " + " | ".join(["-"] * 5 + ["no readings"] + ["-"] * len(rule)) + " |")

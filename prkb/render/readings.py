@@ -2,7 +2,7 @@
 
 The judgement comes from the audit's stored results only, never made again here: the PR's
 findings of the profile's rule, and the ``builder_levels`` rows (one per class, with the
-rule's verdict ``spec_ready`` as the store keeps it) that the git collector stored for the
+rule's verdict ``meets_rule`` as the store keeps it) that the git collector stored for the
 PR's commit.
 """
 
@@ -91,6 +91,6 @@ def _reading(
         return "not-ready", "finding"
     if not reading:
         return "unchecked", None
-    if reading[0]["spec_ready"] is None:
+    if reading[0]["meets_rule"] is None:
         return "not-applicable", "reading"
-    return ("ready" if reading[0]["spec_ready"] else "not-ready"), "reading"
+    return ("ready" if reading[0]["meets_rule"] else "not-ready"), "reading"

@@ -255,6 +255,17 @@ MIGRATIONS: list[tuple[str, str]] = [
             WHERE NOT (json_valid(evidence) AND json_type(evidence) = 'array');
         """,
     ),
+    (
+        "0009_rule_reading",
+        """
+        -- the audit rule's reading of a class is "meets_rule" for every profile (it was
+        -- "spec_ready", the CUDA-graph rule's word); the stored records say it the same way
+        -- (in the canonical JSON of prs.raw a quoted name followed by ':' is only ever a key)
+        ALTER TABLE builder_levels RENAME COLUMN spec_ready TO meets_rule;
+        UPDATE prs SET raw = replace(raw, '"spec_ready":', '"meets_rule":')
+            WHERE instr(raw, '"spec_ready":') > 0;
+        """,
+    ),
 ]
 
 

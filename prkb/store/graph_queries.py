@@ -226,7 +226,7 @@ class GraphQueries(StoreBase):
         """Stored builder readings (``builder_levels``), optionally of one repository or
         one class, by commit time, commit, class and file."""
         sql = """SELECT repo, commit_sha, committed_at, pr_ref, class_name, file, declared,
-                        effective, dynamic, spec_ready, levels, level_text FROM builder_levels"""
+                        effective, dynamic, meets_rule, levels, level_text FROM builder_levels"""
         where, params = [], []
         if repo:
             where.append("repo = ?")

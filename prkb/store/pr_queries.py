@@ -125,21 +125,21 @@ class PrQueries(GraphQueries):
         self, repo: str, sha: str, when: str, ref: str, levels: Sequence[dict[str, Any]]
     ) -> None:
         """Replace the audit's builder levels at commit ``sha`` (``prkb.builder_levels`` items
-        of a record: class, file, declared, effective, dynamic, spec_ready, levels,
+        of a record: class, file, declared, effective, dynamic, meets_rule, levels,
         level_text). The same rows as stored are not written again (the change journal would
         name their classes, and the site would read every builder again)."""
         rows = [
             (
                 repo, sha, when, ref, str(b.get("class")), str(b.get("file")),
                 b.get("declared"), b.get("effective"), int(bool(b.get("dynamic"))),
-                None if b.get("spec_ready") is None else int(bool(b.get("spec_ready"))),
+                None if b.get("meets_rule") is None else int(bool(b.get("meets_rule"))),
                 _level_list(b.get("levels")),
                 None if b.get("level_text") is None else str(b.get("level_text")),
             )
             for b in levels
         ]
         columns = ("repo, commit_sha, committed_at, pr_ref, class_name, file, declared,"
-                   " effective, dynamic, spec_ready, levels, level_text")
+                   " effective, dynamic, meets_rule, levels, level_text")
         stored = self.conn.execute(
             f"SELECT {columns} FROM builder_levels WHERE repo=? AND commit_sha=?", (repo, sha)
         ).fetchall()

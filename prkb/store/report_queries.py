@@ -49,9 +49,9 @@ class ReportQueries(StoreBase):
 
     def builder_readings(self, repo: str, commit: str) -> list[dict[str, Any]]:
         """The consistency audit's builder readings at ``commit`` of ``repo``: dicts with
-        ``class_name``, ``file`` and ``spec_ready`` (1, 0 or None), by class and file."""
+        ``class_name``, ``file`` and ``meets_rule`` (1, 0 or None), by class and file."""
         rows = self.conn.execute(
-            "SELECT class_name, file, spec_ready FROM builder_levels WHERE repo=? AND"
+            "SELECT class_name, file, meets_rule FROM builder_levels WHERE repo=? AND"
             " commit_sha=? ORDER BY class_name, file",
             (repo, commit),
         )

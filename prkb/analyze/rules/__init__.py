@@ -1,9 +1,10 @@
 """Audit rule modules: one per rule a profile can name (``[profile] rules``).
 
-A rule module gives ``findings_for(builder, profile, commit)`` and, for the audit's verdict
-on each class, ``spec_readiness(chain, profile)`` -> (True, False or None, the reason in
-English[, in Chinese]): ``chain`` is the class's MRO as :class:`Link` items, the class
-first, which the audit builds. It may also word the report's generic audit messages its own
+A rule module gives ``findings_for(builder, profile, commit)`` and, for the audit's reading
+of each class, ``rule_reading(chain, profile)`` -> (True, False or None, the reason in
+English[, in Chinese]): whether the class meets the rule (None: the rule does not apply to
+it); ``chain`` is the class's MRO as :class:`Link` items, the class first, which the audit
+builds. It may also word the report's generic audit messages its own
 way (``MESSAGES``, a dict of :class:`Words` by generic msgid), which the report's catalogs
 then yield to.
 """
@@ -20,13 +21,15 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Link:
     """One class of a class's MRO as a rule sees it: its name, its facts (None for a base that
-    could not be resolved) and its role: ``root`` (one of the profile's
-    ``[audit] builder_bases``), ``mla_root`` (one of its ``[audit] mla_bases``, the group of
-    classes a rule may judge apart) or ``builder`` (any other class)."""
+    could not be resolved), its role: ``root`` (one of the profile's ``[audit]
+    builder_bases``), ``group`` (a base named in its ``[audit] base_groups``: the classes below
+    it form a group a rule may judge apart) or ``builder`` (any other class); and ``groups``,
+    the names of the groups a ``group`` class heads."""
 
     name: str
     facts: ClassFacts | None
     role: str
+    groups: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -147,7 +147,7 @@ def _threshold_from_state(
         # what the class's own settings leave, as the state model reads them (a ``+=`` on the
         # value before it, the raises before it), in place of each statement read alone
         assert isinstance(got, dict)
-        ready = (row or {}).get("spec_ready")
+        ready = (row or {}).get("meets_rule")
         value = str(got.get("value") or "")
         out.append({"code": "threshold-state", "attr": attr, "value": got.get("value"),
                     "where": got.get("source"),

@@ -55,7 +55,7 @@ def build(f: PrFacts) -> Risks:
     # the audit's reading at the PR's commit of every builder (those it changed and those the
     # state change reaches through a base), the changed ones as the audit's readings say
     ready: dict[tuple[str, str], bool | None] = {
-        (str(b.get("class")), str(b.get("file"))): b.get("spec_ready") for b in f.levels_now}
+        (str(b.get("class")), str(b.get("file"))): b.get("meets_rule") for b in f.levels_now}
     ready.update({(c["class"], c["file"]): (None if c["state"] in ("unchecked", "not-applicable")
                                             else c["state"] == "ready")
                   for c in f.readings["classes"]})
@@ -74,7 +74,7 @@ def build(f: PrFacts) -> Risks:
         features=[{"name": x.name, "where": list(x.where)} for x in scope.features],
         builders=_builders(scope, f.changes, f.readings, profile, {
             (str(b.get("class")), str(b.get("file"))) for b in f.levels_now
-            if b.get("spec_ready") is None}),
+            if b.get("meets_rule") is None}),
         findings=facts["findings"],  # messages of the language: localize()
         readings=f.readings["groups"],
     )
@@ -142,7 +142,7 @@ def _builders(
             out[key] = {"class_name": b.class_name, "file": b.file,
                         "platforms": list(b.platforms), "effects": []}
     # builders the audit read at the PR's commit and found reordering no batch (``read_none``:
-    # a ``builder_levels`` row whose spec_ready is null)
+    # a ``builder_levels`` row whose meets_rule is null)
     outside = {(c["class"], c["file"]) for c in readings["classes"]
                if c["state"] == "not-applicable"} | read_none
     for e in scope.effects:  # each to the builder of its file and class

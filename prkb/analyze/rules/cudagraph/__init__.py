@@ -10,7 +10,7 @@ the threshold (``audit.threshold_attr``), an assignment to it in ``__init__`` (a
 call (``audit.reorder_call``) with a flag, and, for MLA builders, a query-length attribute
 (``audit.query_len_attr``). Only the links of the MRO below the root base are read.
 
-* MLA builders (below an ``audit.mla_bases`` class) whose chain declares
+* MLA builders (below a class of the ``mla`` group of ``audit.base_groups``) whose chain declares
   ``audit.query_len_attr`` somewhere: ready when the effective value (declared or inherited) is
   not ``audit.query_len_default``, or when a class below the MLA base sets the threshold itself
   in ``__init__`` (a call or an assignment, read as below) so that it can grow. When no class of
@@ -71,6 +71,8 @@ if TYPE_CHECKING:
     from ...audit import BuilderInfo
 
 RULE = "cg-uniform-without-spec-decode"
+# the base group (``[audit] base_groups``) of the MLA builders, read by their query length
+MLA_GROUP = "mla"
 FALSE_LITERALS = {"False", "0", "None"}
 TRUE_LITERALS = {"True"}
 _INHERITED = "__inherited__"  # how a class-body ``x += ...`` names the value before it
@@ -422,11 +424,11 @@ def _source(holder: str, chain: list[Link]) -> Why:
     return Why(f"(from {holder})", f"（来自 {holder}）")
 
 
-def spec_readiness(chain: list[Link], profile: Profile) -> tuple[bool | None, str, str]:
+def rule_reading(chain: list[Link], profile: Profile) -> tuple[bool | None, str, str]:
     """(ready, reason in English, reason in Chinese): ready True/False, or None when the
-    builder has no reorder threshold. An MLA builder is one with an ``mla_root`` in its
-    chain (the profile's ``[audit] mla_bases``)."""
-    is_mla = any(link.role == "mla_root" for link in chain)
+    builder has no reorder threshold. An MLA builder is one below a base of the group
+    :data:`MLA_GROUP` (the profile's ``[audit] base_groups``)."""
+    is_mla = any(MLA_GROUP in link.groups for link in chain)
     ready, why = _readiness(chain, is_mla, profile)
     return ready, why.en, why.zh
 
@@ -491,7 +493,7 @@ def flagged_alternatives(builder: BuilderInfo, profile: Profile) -> list[tuple[s
 
 
 def findings_for(builder: BuilderInfo, profile: Profile, commit: str | None) -> list[Finding]:
-    if builder.spec_ready is not False:
+    if builder.meets_rule is not False:
         return []
     alts = flagged_alternatives(builder, profile)
     if not alts:
@@ -509,13 +511,13 @@ def findings_for(builder: BuilderInfo, profile: Profile, commit: str | None) -> 
         origin_zh = f"继承自 {builder.declared_in}"
     en = (
         f"{builder.class_name} claims {level_en} ({origin}), but its decode threshold "
-        f"cannot grow under speculative decoding ({builder.spec_reason}); full-graph capture "
+        f"cannot grow under speculative decoding ({builder.rule_reason}); full-graph capture "
         f"with MTP/EAGLE will see query lengths above the threshold. Either lower the level to "
         f"a single-token one or let the threshold grow."
     )
     zh = (
         f"{builder.class_name} 声明支持 {level_zh}（{origin_zh}），但在推测解码下其 decode "
-        f"阈值无法增大（{builder.spec_reason_zh}）；启用 MTP/EAGLE 时完整 CUDA Graph 捕获会"
+        f"阈值无法增大（{builder.rule_reason_zh}）；启用 MTP/EAGLE 时完整 CUDA Graph 捕获会"
         f"遇到超过阈值的 query 长度。应降低为单 token 级别，或让阈值能够随推测 token 数增大。"
     )
     rule = str(_cfg(profile, "rule", RULE))
