@@ -105,15 +105,15 @@ def test_from_source_keeps_declaration_and_mechanism_marks_changes() -> None:
     assert marked == [9, 17]
     assert ex.blocks[0].lines[0].text == "class DemoBuilder(BaseBuilder):"
     assert x.Note("level", {"level": "UNIFORM_BATCH"}) in ex.notes
-    call = next(n for n in ex.notes if n.code == "threshold-call")
+    call = next(n for n in ex.notes if n.code == "input-call")
     assert call.args == {"call": "_init_reorder_batch_threshold", "threshold": "1",
-                         "flag": "True", "grows": "yes"}
+                         "flag_name": "supports_spec_as_decode", "flag": "True", "meets": "yes"}
 
 
 def test_from_source_says_when_the_class_sets_no_threshold() -> None:
     ex = x.excerpt_from_source(BEFORE, "pkg/demo.py", "DemoBuilder", ATTR, P)
     assert ex is not None
-    assert [n.code for n in ex.notes] == ["level", "threshold-none"]
+    assert [n.code for n in ex.notes] == ["level", "input-none"]
     assert not any(ln.changed for b in ex.blocks for ln in b.lines)
 
 
@@ -124,8 +124,8 @@ def test_query_len_and_inherited_level() -> None:
     ex = x.excerpt_from_source(src, "f.py", "Child", ATTR, P)
     assert ex is not None
     assert ex.notes[0] == x.Note("level-not-declared")
-    assert ex.notes[1].code == "threshold-query-len"
-    assert ex.notes[1].args["grows"] == "no" and ex.notes[1].args["value"] == "SINGLE_ONLY"
+    assert ex.notes[1].code == "input-declares"
+    assert ex.notes[1].args["meets"] == "no" and ex.notes[1].args["value"] == "SINGLE_ONLY"
 
 
 def test_window_never_exceeds_the_bound() -> None:
@@ -137,9 +137,9 @@ def test_window_never_exceeds_the_bound() -> None:
     ex = x.excerpt_from_source(src, "f.py", "Big", ATTR, P, changed=every)
     assert ex is not None and ex.truncated
     assert ex.line_count == x.MAX_LINES
-    assert x.Note("threshold-assign", {"attr": "reorder_batch_threshold",
+    assert x.Note("input-sets", {"attr": "reorder_batch_threshold",
                                        "value": "1 + self.num_speculative_tokens", "op": "=",
-                                       "where": "method", "grows": "yes"}) in ex.notes
+                                       "where": "method", "meets": "yes"}) in ex.notes
 
 
 def test_unknown_class_or_bad_source_gives_none() -> None:
@@ -157,8 +157,8 @@ def test_from_patch_uses_only_the_shown_new_side() -> None:
     assert [ln.number for b in ex.blocks for ln in b.lines if ln.changed] == [9, 17]
     assert len(ex.blocks) == 2  # two hunks: never joined over lines the patch does not show
     assert x.Note("level", {"level": "UNIFORM_BATCH"}) in ex.notes
-    call = next(n for n in ex.notes if n.code == "threshold-call")
-    assert call.args["grows"] == "yes"
+    call = next(n for n in ex.notes if n.code == "input-call")
+    assert call.args["meets"] == "yes"
 
 
 def test_from_patch_without_mechanism_says_not_shown() -> None:
@@ -166,7 +166,7 @@ def test_from_patch_without_mechanism_says_not_shown() -> None:
              "-    _cudagraph_support = S.ALWAYS\n+    _cudagraph_support = S.NEVER\n")
     ex = x.excerpt_from_patch(patch, "f.py", "Other", ATTR, P)
     assert ex is not None
-    assert [n.code for n in ex.notes] == ["level", "threshold-not-shown"]
+    assert [n.code for n in ex.notes] == ["level", "input-not-shown"]
     assert ex.notes[0].args == {"level": "NEVER"}
     assert x.excerpt_from_patch(patch, "f.py", "DemoBuilder", ATTR, P) is None
 
@@ -187,8 +187,8 @@ def test_a_configured_flag_position_of_0_is_the_first_argument(tmp_path: Path) -
                f"    def __init__(self):\n        self._init_reorder_batch_threshold({call})\n")
         ex = x.excerpt_from_source(src, "f.py", "B", ATTR, profile)
         assert ex is not None
-        got = next(n for n in ex.notes if n.code == "threshold-call").args
-        return got["flag"], got["grows"]
+        got = next(n for n in ex.notes if n.code == "input-call").args
+        return got["flag"], got["meets"]
 
     assert flag("True, 1", first) == ("True", "yes")
     assert flag("False, True", first) == ("False", "no")
@@ -218,5 +218,32 @@ def test_a_shown_call_passes_the_flag_by_keyword_or_position(line: str, flag: st
              f"+        {line}\n         pass\n")
     ex = x.excerpt_from_patch(patch, "f.py", "Other", ATTR, P)
     assert ex is not None
-    call = next(n for n in ex.notes if n.code == "threshold-call")
-    assert (call.args["flag"], call.args["grows"]) == (flag, grows)
+    call = next(n for n in ex.notes if n.code == "input-call")
+    assert (call.args["flag"], call.args["meets"]) == (flag, grows)
+
+
+def test_the_input_notes_are_the_rule_modules() -> None:
+    """The notes on the audit's inputs come from the profile's rule module (its ``INPUTS``):
+    the same profile without a rule module shows the class and its level, and no input
+    note or input line, from a file and from a patch."""
+    import dataclasses
+
+    from prkb.analyze.rules import rule_inputs
+    from prkb.analyze.rules.cudagraph import INPUTS
+
+    assert rule_inputs("cudagraph") is INPUTS and rule_inputs("") is None
+    bare = dataclasses.replace(P, rules="")
+    with_rule = x.excerpt_from_source(AFTER, "pkg/demo.py", "DemoBuilder", ATTR, P)
+    without = x.excerpt_from_source(AFTER, "pkg/demo.py", "DemoBuilder", ATTR, bare)
+    assert with_rule is not None and without is not None
+    assert any(n.code.startswith("input-") for n in with_rule.notes)
+    assert [n.code for n in without.notes] == ["level"]
+    assert without.line_count < with_rule.line_count  # the reorder call's lines are not shown
+    patch = "@@ -1,3 +1,3 @@ class DemoBuilder(BaseBuilder):\n" \
+            "+    _cudagraph_support = AttentionCGSupport.UNIFORM_BATCH\n" \
+            "     def __init__(self):\n"
+    got = x.excerpt_from_patch(patch, "pkg/demo.py", "DemoBuilder", ATTR, P)
+    bare_got = x.excerpt_from_patch(patch, "pkg/demo.py", "DemoBuilder", ATTR, bare)
+    assert got is not None and bare_got is not None
+    assert [n.code for n in got.notes] == ["level", "input-not-shown"]
+    assert [n.code for n in bare_got.notes] == ["level"]

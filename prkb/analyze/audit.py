@@ -18,20 +18,18 @@ from __future__ import annotations
 import ast
 import fnmatch
 import hashlib
-import importlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any, TypeVar, cast
 
-from ..errors import InputError
 from ..gitrepo import GitRepo, TreeEntry
 from ..models import Finding
 from ..profile import Profile
 from . import state
 from .hierarchy import ClassRef, Hierarchy, ModuleFacts, module_name, read_imports
-from .rules import Link, Words
+from .rules import Link, Words, load_rule
 from .skim import skim
 from .symbols import (
     ClassFacts,
@@ -334,12 +332,7 @@ class AuditCache:
 
 def _rule_module(rules: str) -> ModuleType | None:
     """The audit rule module named ``rules`` (a profile's ``[profile] rules``); None for ``""``."""
-    if not rules:
-        return None
-    try:
-        return importlib.import_module(f"prkb.analyze.rules.{rules}")
-    except ImportError as e:
-        raise InputError(f"unknown rule module {rules!r}") from e
+    return load_rule(rules)
 
 
 def rule_column(rules: str) -> str:

@@ -4,10 +4,10 @@ Two inputs:
 
 - :func:`excerpt_from_source`: the file's whole text after the change (a blob). The class is
   found with :func:`prkb.analyze.symbols.parse_classes` and ``ast``; the excerpt holds the
-  class's first line, the declaration of the changed attribute, the threshold mechanism of the
-  profile's ``[audit]`` names (``query_len_attr`` and ``threshold_attr`` declared in the class
-  body, ``reorder_call`` calls and ``self.<threshold_attr>`` assignments in its methods, with
-  the ``def`` line of that method) and the first lines of an overridden dynamic-support method.
+  class's first line, the declaration of the changed attribute, the lines of the audit rule's
+  inputs (what the profile's rule module shows, ``prkb.analyze.rules.RuleInputs``: for the
+  CUDA-graph rule, its decode-threshold mechanism) and the first lines of an overridden
+  dynamic-support method.
 - :func:`excerpt_from_patch`: one file's unified diff (GitHub's ``patch``). Only the lines the
   patch shows on its new side (context and added lines) can be used; a line is the class's
   when the hunk header or the last top-level ``class`` line above it in the hunk names it.
@@ -20,28 +20,22 @@ windows are taken in the order above and the one that does not fit is cut
 Notes (:class:`Note`) are facts for a template, never sentences: ``level`` (the level the
 class declares: its meaning is the profile's ``[levels.meaning]`` entry), ``level-expression``
 (a value that is not one level, kept as written), ``level-not-declared`` (the class inherits
-it), ``dynamic`` (it overrides a dynamic-support method), ``threshold-query-len``,
-``threshold-call``, ``threshold-assign`` (the mechanism, with its values as written and
-``grows``: ``yes``/``no``/``unknown`` read literally from those values, see
-:func:`_threshold_notes`), ``threshold-none`` (the whole class sets no threshold: it inherits
-one; only from a whole file) and ``threshold-not-shown`` (the patch shows none: unknown, not
-absent); no threshold note at all when the profile's ``[audit]`` names no mechanism. The
-consistency audit's stored verdict stays the authority on whether a builder can take
-speculative decoding; these notes only say what the shown code reads.
+it), ``dynamic`` (it overrides a dynamic-support method), then the rule's ``input-*`` notes
+(none without a rule module that shows its inputs).
 """
 
 from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from ..profile import AUDIT_DEFAULTS, Profile
+from ..profile import Profile
+from .notes import Note as Note  # what an excerpt's notes are
+from .rules import InputNames, rule_inputs
 from .symbols import (
     ClassFacts,
     SourceError,
-    call_argument,
-    call_fact,
     normalize_value,
     parse_classes,
     parse_source,
@@ -66,12 +60,6 @@ class Block:
 
 
 @dataclass(frozen=True)
-class Note:
-    code: str
-    args: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
 class Excerpt:
     file: str
     class_name: str
@@ -84,12 +72,6 @@ class Excerpt:
     @property
     def line_count(self) -> int:
         return sum(len(b.lines) for b in self.blocks)
-
-
-def _names(profile: Profile) -> tuple[str, str, str]:
-    a = profile.audit
-    return (str(a.get("query_len_attr") or ""), str(a.get("threshold_attr") or ""),
-            str(a.get("reorder_call") or ""))
 
 
 def _windows(anchors: list[tuple[int, int]], lo: int, hi: int) -> tuple[list[tuple[int, int]],
@@ -139,90 +121,6 @@ def _level_notes(value: str | None, facts: ClassFacts, profile: Profile) -> list
     return out
 
 
-def _query_len_note(attr: str, value: str, profile: Profile) -> Note:
-    """``value`` as written (``QueryLen.X`` or ``X``); it grows unless it is the default."""
-    default = str(profile.audit.get("query_len_default") or "")
-    member = value.rsplit(".", 1)[-1]
-    grows = "no" if member == default else "yes" if member.isidentifier() else "unknown"
-    return Note("threshold-query-len", {"attr": attr, "value": member if member.isidentifier()
-                                        else value, "default": default, "grows": grows})
-
-
-def _has_spec_marker(text: str, profile: Profile) -> bool:
-    return any(m in text for m in profile.audit.get("spec_markers", []))
-
-
-def _threshold_notes(facts: ClassFacts, profile: Profile) -> list[Note]:
-    """The threshold mechanism the class itself shows, read literally:
-
-    - ``threshold-query-len``: ``query_len_attr`` declared; ``grows`` ``no`` when it is the
-      profile's ``query_len_default``, else ``yes``.
-    - ``threshold-call``: a ``reorder_call`` call; ``grows`` from its ``reorder_flag``
-      (keyword, or the positional argument at ``reorder_flag_position``): ``yes`` for
-      ``True``, ``no`` for ``False`` or when not passed, ``unknown`` for anything else.
-    - ``threshold-assign``: ``threshold_attr`` declared in the class body or set on ``self``;
-      ``grows`` ``yes`` when the value names one of the profile's ``spec_markers``, else
-      ``unknown`` (a constant above 1 is a different mechanism the audit reads).
-    - ``threshold-none``: none of these in the class (it inherits its parent's).
-    """
-    qattr, tattr, call = _names(profile)
-    if not (qattr or tattr or call):
-        return []  # the profile names no threshold mechanism: nothing to read
-    a = profile.audit
-    out: list[Note] = []
-    if qattr and qattr in facts.values:
-        out.append(_query_len_note(qattr, facts.values[qattr], profile))
-    if tattr and tattr in facts.values:
-        v = facts.values[tattr]
-        out.append(Note("threshold-assign", {"attr": tattr, "value": v, "where": "class",
-                                             "grows": "yes" if _has_spec_marker(v, profile)
-                                             else "unknown"}))
-    flag_name, pos = _reorder_flag(profile)
-    for t in facts.threshold:
-        if t.kind == "call" and t.call is not None:
-            flag = call_argument(t.call, flag_name, pos)
-            grows = "no" if flag in (None, "False") else "yes" if flag == "True" else "unknown"
-            value = t.value or str(a.get("reorder_threshold_default", ""))
-            out.append(Note("threshold-call", {"call": t.attr, "threshold": value,
-                                               "flag": flag or "", "grows": grows}))
-        elif t.kind in ("assign", "augassign") and t.value is not None:
-            out.append(Note("threshold-assign", {
-                "attr": t.attr, "value": t.value, "op": t.op or "=", "where": "method",
-                "grows": "yes" if _has_spec_marker(t.value, profile) else "unknown"}))
-    if not out:
-        out.append(Note("threshold-none"))
-    return out
-
-
-def _mechanism_lines(node: ast.ClassDef, profile: Profile) -> list[tuple[int, int]]:
-    """Spans of the threshold mechanism in the class's methods, each after its ``def``."""
-    _, tattr, call = _names(profile)
-    out: list[tuple[int, int]] = []
-    for fn in node.body:
-        if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
-            continue
-        hits: list[tuple[int, int]] = []
-        for sub in ast.walk(fn):
-            if isinstance(sub, ast.Call):
-                f = sub.func
-                name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
-                if call and name == call:
-                    hits.append((sub.lineno, sub.end_lineno or sub.lineno))
-            targets: list[ast.expr] = []
-            if isinstance(sub, ast.Assign):
-                targets = list(sub.targets)
-            elif isinstance(sub, ast.AugAssign | ast.AnnAssign):
-                targets = [sub.target]
-            for tgt in targets:
-                if (isinstance(tgt, ast.Attribute) and tgt.attr == tattr
-                        and isinstance(tgt.value, ast.Name) and tgt.value.id == "self"):
-                    hits.append((tgt.lineno, getattr(sub, "end_lineno", None) or tgt.lineno))
-        if hits:
-            out.append((fn.lineno, fn.lineno))
-            out += sorted(set(hits))
-    return out
-
-
 def excerpt_from_source(
     text: str, file: str, class_name: str, attr: str, profile: Profile,
     changed: set[int] | frozenset[int] = frozenset(),
@@ -230,13 +128,13 @@ def excerpt_from_source(
     """The excerpt of ``class_name`` in ``text`` (the file after the change); ``changed``: the
     new-side line numbers the change added (:func:`changed_lines`). None when the text does
     not parse or has no such class."""
-    qattr, tattr, call = _names(profile)
+    inputs = rule_inputs(profile.rules)
+    names = inputs.names(profile) if inputs is not None else InputNames()
     try:
         tree = parse_source(text, file)
         facts = parse_classes(
-            text, profile, extra_attrs=tuple(x for x in (qattr, tattr) if x),
-            calls=(call,) if call else (), tree=tree,
-            threshold_attrs=(tattr,) if tattr else (),
+            text, profile, extra_attrs=names.class_attrs, calls=names.calls, tree=tree,
+            threshold_attrs=names.instance_attrs,
         )
     except SourceError:
         return None
@@ -246,10 +144,11 @@ def excerpt_from_source(
         return None
     lo, hi = node.lineno, node.end_lineno or node.lineno
     anchors: list[tuple[int, int]] = [(lo, node.body[0].lineno - 1 if node.body else lo)]
-    for name in (attr, qattr, tattr):
+    for name in (attr, *names.class_attrs):
         if name and name in fc.spans:
             anchors.append(fc.spans[name])
-    anchors += _mechanism_lines(node, profile)
+    if inputs is not None:
+        anchors += inputs.anchors(node, profile)
     for m in profile.methods:
         if m in fc.spans:
             first, last = fc.spans[m]
@@ -261,7 +160,9 @@ def excerpt_from_source(
         Block(tuple(Line(n, rows[n - 1], n in changed) for n in range(a, b + 1)))
         for a, b in spans
     )
-    notes = _level_notes(fc.values.get(attr), fc, profile) + _threshold_notes(fc, profile)
+    notes = _level_notes(fc.values.get(attr), fc, profile)
+    if inputs is not None:
+        notes += inputs.class_notes(fc, profile)
     return Excerpt(file, class_name, attr, "blob", blocks, tuple(notes), truncated)
 
 
@@ -299,7 +200,7 @@ def _new_side(patch: str) -> list[tuple[int | None, str, bool, int]]:
     return out
 
 
-def _literal(line: str, name: str, profile: Profile) -> str | None:
+def literal_value(line: str, name: str, profile: Profile) -> str | None:
     """The value of ``name = ...`` (or ``name: T = ...``) on one line, as the profile reads it."""
     try:
         stmt = ast.parse(line.strip()).body[0]
@@ -321,8 +222,10 @@ def excerpt_from_patch(
     """The excerpt of ``class_name`` from the lines a patch shows on its new side. ``level``:
     the value after the change as the symbol change has it (a hunk may show only part of a
     declaration). None when the patch shows no line of the class."""
-    qattr, tattr, call = _names(profile)
-    watch = [x for x in (attr, qattr, tattr, call, *profile.methods, *profile.family) if x]
+    inputs = rule_inputs(profile.rules)
+    names = inputs.names(profile) if inputs is not None else InputNames()
+    watch = [x for x in (attr, *names.class_attrs, *names.calls, *profile.methods,
+                         *profile.family) if x]
     pattern = re.compile(r"(?<![A-Za-z0-9_])(?:" + "|".join(map(re.escape, watch)) + r")"
                          r"(?![A-Za-z0-9_])")
     mine: list[tuple[int, str, bool, int]] = []
@@ -365,7 +268,7 @@ def excerpt_from_patch(
     notes: list[Note] = []
     value = level
     if value is None:
-        value = next((v for _, t, _, _ in mine if (v := _literal(t, attr, profile))), None)
+        value = next((v for _, t, _, _ in mine if (v := literal_value(t, attr, profile))), None)
     if value is None:
         notes.append(Note("level-not-shown"))
     elif not profile.has_levels:
@@ -374,63 +277,6 @@ def excerpt_from_patch(
         notes.append(Note("level", {"level": profile.normalize_level(value)}))
     else:
         notes.append(Note("level-expression", {"value": value}))
-    notes += _patch_threshold(mine, profile)
+    if inputs is not None:
+        notes += inputs.patch_notes([text for _, text, _, _ in mine], profile)
     return Excerpt(file, class_name, attr, "patch", tuple(blocks), tuple(notes), truncated)
-
-
-def _reorder_flag(profile: Profile) -> tuple[str, int]:
-    """The reorder call's flag: its keyword name and its position (0 is the first argument:
-    only a missing key takes the default)."""
-    given = profile.audit.get("reorder_flag_position")
-    return (str(profile.audit.get("reorder_flag") or ""),
-            int(AUDIT_DEFAULTS["reorder_flag_position"] if given is None else given))
-
-
-def _line_call_flag(text: str, profile: Profile) -> str | None:
-    """The reorder flag a call on one shown line passes (``text``: from the call's name on),
-    by keyword or at its position, as written; None when the line does not tell (the call
-    goes on to the next line, or ``*args``/``**kwargs`` may pass it)."""
-    name, pos = _reorder_flag(profile)
-    head = text.strip().rstrip(",;")
-    try:
-        node = ast.parse(head, mode="eval").body
-    except SyntaxError:  # not a whole call on this line: look for the keyword alone
-        m = re.search(rf"{re.escape(name)}\s*=\s*(\w+)", text) if name else None
-        return m.group(1) if m else None
-    if not isinstance(node, ast.Call):
-        return None
-    fact = call_fact(node)
-    if name and name in fact.keywords:
-        return fact.keywords[name]
-    if any(isinstance(x, ast.Starred) for x in node.args) or any(
-            kw.arg is None for kw in node.keywords):
-        return None  # *args or **kwargs may pass it
-    # the whole call is shown: the flag at its position, else the default (no flag)
-    return call_argument(fact, name, pos) or "False"
-
-
-def _patch_threshold(mine: list[tuple[int, str, bool, int]], profile: Profile) -> list[Note]:
-    """What the shown lines say of the threshold mechanism (``threshold-not-shown`` when
-    nothing: the rest of the class is not in the patch, so nothing is known of it)."""
-    qattr, tattr, call = _names(profile)
-    if not (qattr or tattr or call):
-        return []  # the profile names no threshold mechanism: nothing to read
-    out: list[Note] = []
-    for _, text, _, _ in mine:
-        if qattr:
-            v = _literal(text, qattr, profile)
-            if v is not None:
-                out.append(_query_len_note(qattr, v, profile))
-        at = re.search(rf"(?<![A-Za-z0-9_]){re.escape(call)}\s*\(", text) if call else None
-        if at is not None:
-            flag = _line_call_flag(text[at.start():], profile)
-            grows = "unknown" if flag is None else "yes" if flag == "True" else (
-                "no" if flag == "False" else "unknown")
-            out.append(Note("threshold-call", {"call": call, "flag": flag or "",
-                                               "grows": grows}))
-        if tattr and re.search(rf"\bself\.{re.escape(tattr)}\s*[-+*/]?=", text):
-            value = text.split("=", 1)[1].strip()
-            out.append(Note("threshold-assign", {
-                "attr": tattr, "value": value, "where": "method",
-                "grows": "yes" if _has_spec_marker(value, profile) else "unknown"}))
-    return out or [Note("threshold-not-shown")]

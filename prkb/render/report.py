@@ -104,7 +104,6 @@ def facts_of(f: PrFacts) -> ReportFacts:
             "display": profile.display,
             "kind": profile.kind,  # what the value is: enum (levels), int, bool, str, expr
             "enum": profile.enum,
-            "reorder_flag": str(profile.audit.get("reorder_flag") or ""),
             "related_names": related_names(profile),
         },
         changes=f.changes,

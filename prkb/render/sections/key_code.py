@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...analyze.excerpt import Excerpt, changed_lines, excerpt_from_patch, excerpt_from_source
+from ...analyze.rules import rule_inputs
 from ...errors import InputError
 from ...gitrepo import GitError, GitRepo
 from ...profile import Profile
@@ -48,7 +49,7 @@ def build(f: PrFacts) -> KeyCode:
             explained, missing = _excerpts(path, patch, changes, f.profile, blob)
             for x in explained:
                 x["commit"] = sha if x["source"] == "blob" else None
-                x["notes"] = _threshold_from_state(x, f.levels_now, f.profile)
+                x["notes"] = _input_notes(x, f.levels_now, f.profile)
             block = {"file": path, "blob_missing": missing}
             if explained:
                 blocks.append({**block, "kind": "excerpt", "excerpts": explained, "hunks": [],
@@ -128,42 +129,16 @@ def _excerpt(ex: Excerpt, change: dict[str, Any]) -> dict[str, Any]:
             "notes": [{"code": n.code, **n.args} for n in ex.notes]}
 
 
-def _threshold_from_state(
+def _input_notes(
     ex: dict[str, Any], levels: list[dict[str, Any]], profile: Profile,
 ) -> list[dict[str, Any]]:
-    """An excerpt's notes, its ``threshold-none`` (the class sets no threshold itself) told
-    where the threshold comes from at the PR's commit (the state model's reading stored with
-    the builder's row): ``from`` (a class, ``default`` or ``absent``), ``value`` and ``file``;
-    for the root builder base itself, code ``threshold-root``. Without a reading the note
-    says only what the class shows."""
-    attr = str(profile.audit.get("threshold_attr") or "")
-    roots = profile.builder_bases
+    """An excerpt's notes, its rule inputs told what the state model read at the PR's commit
+    (the rule module's ``INPUTS.state_notes``, from the builder's stored row); the notes as
+    the excerpt has them for a profile whose rule shows no inputs."""
+    inputs = rule_inputs(profile.rules)
+    if inputs is None:
+        return list(ex["notes"])
     row = next((b for b in levels if b.get("class") == ex["class"]
                 and b.get("file") == ex["file"]), None)
-    got = (row or {}).get("values", {}).get(attr) if attr else None
-    out = []
-    own = isinstance(got, dict) and got.get("source") in ("init", "declared")
-    if own and any(n["code"] == "threshold-assign" for n in ex["notes"]):
-        # what the class's own settings leave, as the state model reads them (a ``+=`` on the
-        # value before it, the raises before it), in place of each statement read alone
-        assert isinstance(got, dict)
-        ready = (row or {}).get("meets_rule")
-        value = str(got.get("value") or "")
-        out.append({"code": "threshold-state", "attr": attr, "value": got.get("value"),
-                    "where": got.get("source"),
-                    # a constant does not change with the speculative tokens, whatever it is
-                    "constant": int(value) if value.isdigit() else None,
-                    "grows": "yes" if ready is True else "no" if ready is False else "",
-                    "raises": raises_pairs(got.get("raises"))})
-    for note in ex["notes"]:
-        if note["code"] == "threshold-assign" and out and out[0]["code"] == "threshold-state":
-            continue
-        if note["code"] == "threshold-none" and ex["class"].rsplit(".", 1)[-1] in roots:
-            note = {"code": "threshold-root"}
-        elif note["code"] == "threshold-none" and isinstance(got, dict) and str(
-                got.get("source") or "").startswith(("inherited:", "default", "absent")):
-            kind, _, origin = str(got.get("source") or "").partition(":")
-            note = {**note, "from": origin if kind == "inherited" else kind,
-                    "value": got.get("value"), "origin_file": got.get("origin_file")}
-        out.append(note)
-    return out
+    return [{**n, "raises": raises_pairs(n["raises"])} if "raises" in n else n
+            for n in inputs.state_notes(ex, row, profile)]

@@ -64,6 +64,7 @@ from ....models import Finding
 from ....profile import Profile
 from ...symbols import UNKNOWN_TEST, CallFact, ThresholdSet, call_argument
 from .. import Link
+from .inputs import INPUTS as INPUTS  # what reports show of the rule's inputs
 from .words import COLUMN as COLUMN  # the rule's words in the matrix and reports
 from .words import MESSAGES as MESSAGES
 
