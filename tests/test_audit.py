@@ -246,3 +246,44 @@ def test_cli_audit_exit_codes_and_json(mla_repo, capsys):
     data = json.loads(capsys.readouterr().out)
     assert [f["class"] for f in data["findings"]] == ["TritonMLAMetadataBuilder"]
     assert main(["audit", str(r.path), "--rev", "no-such-rev"]) == 2
+
+
+def test_a_rule_reads_the_value_in_force(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rule module gets the state model's values in force with each class's chain: a rule
+    about the decode threshold (an int set in ``__init__``, the value a class attribute
+    leaves or the base's) reads the value the instance holds, without working it out again
+    from the classes' facts, and the audit keeps its reading."""
+    import ast
+    import dataclasses
+    import types
+
+    from prkb.analyze import audit as audit_mod
+    from prkb.analyze.audit import compute_builders, module_facts
+
+    seen: dict[str, object] = {}
+
+    def rule_reading(chain, profile, values):  # type: ignore[no-untyped-def]
+        got = values[profile.display]
+        seen[chain[0].name] = got.get("value")
+        value = str(got.get("value") or "")
+        return (int(value) > 1 if value.isdigit() else None, f"threshold {value or 'unknown'}")
+
+    fake = types.SimpleNamespace(rule_reading=rule_reading)
+    monkeypatch.setattr(audit_mod, "load_rule", lambda name: fake if name == "fake" else None)
+    profile = dataclasses.replace(load_profile("vllm-decode-threshold"), rules="fake")
+    text = (
+        "class AttentionMetadataBuilder:\n"
+        "    reorder_batch_threshold: int = 1\n"
+        "class Pinned(AttentionMetadataBuilder):\n"
+        "    pass\n"
+        "class Grows(AttentionMetadataBuilder):\n"
+        "    reorder_batch_threshold: int = 1\n"
+        "    def __init__(self, spec):\n"
+        "        self.reorder_batch_threshold = 4\n"
+    )
+    path = "vllm/v1/attention/backends/utils.py"
+    facts = module_facts(text, path, profile, ast.parse(text))
+    got = {b.class_name: b for b in compute_builders({path: facts}, profile)}
+    assert seen == {"Pinned": "1", "Grows": "4"}
+    assert (got["Grows"].meets_rule, got["Grows"].rule_reason) == (True, "threshold 4")
+    assert (got["Pinned"].meets_rule, got["Pinned"].rule_reason_zh) == (False, "threshold 1")

@@ -778,18 +778,6 @@ def compute_builders(
         if condition:
             dyn_reasons.append(f"conditional value: {condition}")
         groups = sorted({g for c in mro for g in groups_of.get(c.name, ())})
-        verdict: bool | None = None
-        verdict_reason = verdict_reason_zh = ""
-        if rules is not None and hasattr(rules, "rule_reading"):
-            chain = []
-            for c in mro:
-                own = groups_of.get(c.name, [])
-                role = "root" if c.name in roots else "group" if own else "builder"
-                chain.append(Link(c.qual, hier.facts(c), role, tuple(own)))
-            # (meets, reason) or (meets, reason, reason in Chinese)
-            got = rules.rule_reading(chain, profile)
-            verdict, verdict_reason = got[0], got[1]
-            verdict_reason_zh = got[2] if len(got) > 2 else verdict_reason
         info = BuilderInfo(
             class_name=ref.qual,
             file=ref.file,
@@ -805,9 +793,9 @@ def compute_builders(
             condition=condition,
             levels=levels,
             groups=groups,
-            meets_rule=verdict,
-            rule_reason=verdict_reason,
-            rule_reason_zh=verdict_reason_zh,
+            meets_rule=None,
+            rule_reason="",
+            rule_reason_zh="",
             bases=list(facts.bases),
             ancestors=[c.qual for c in mro[1:]],
             alternatives=alternatives,
@@ -822,6 +810,18 @@ def compute_builders(
             info.effective = str(got["value"])
             info.levels, info.condition = value_levels(info.effective, profile)
             info.alternatives = value_alternatives(info.effective, profile)
+        if rules is not None and hasattr(rules, "rule_reading"):
+            # last: the rule reads the class's chain and the values in force (the state
+            # model's reading above, by name)
+            chain = []
+            for c in mro:
+                own = groups_of.get(c.name, [])
+                role = "root" if c.name in roots else "group" if own else "builder"
+                chain.append(Link(c.qual, hier.facts(c), role, tuple(own)))
+            # (meets, reason) or (meets, reason, reason in Chinese)
+            got = rules.rule_reading(chain, profile, info.values)
+            info.meets_rule, info.rule_reason = got[0], got[1]
+            info.rule_reason_zh = got[2] if len(got) > 2 else got[1]
         out.append(info)
     out.sort(key=lambda b: (b.file, b.lineno))
     return out

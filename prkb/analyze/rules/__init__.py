@@ -1,13 +1,15 @@
 """Audit rule modules: one per rule a profile can name (``[profile] rules``).
 
 A rule module gives ``findings_for(builder, profile, commit)`` and, for the audit's reading
-of each class, ``rule_reading(chain, profile)`` -> (True, False or None, the reason in
-English[, in Chinese]): whether the class meets the rule (None: the rule does not apply to
+of each class, ``rule_reading(chain, profile, values)`` -> (True, False or None, the reason
+in English[, in Chinese]): whether the class meets the rule (None: the rule does not apply to
 it); ``chain`` is the class's MRO as :class:`Link` items, the class first, which the audit
-builds. It may also word the report's generic audit messages its own
-way (``MESSAGES``, a dict of :class:`Words` by generic msgid), which the report's catalogs
-then yield to, and say what the report's key code notes of its inputs (``INPUTS``, a
-:class:`RuleInputs`).
+builds; ``values``: the values in force for the class as the state model reads them (by
+name, each ``prkb.analyze.state.Tracked.to_json()``: ``value``, ``source``...), so that a
+rule about the value in force need not work it out again from the chain. It may also word
+the report's generic audit messages its own way (``MESSAGES``, a dict of :class:`Words` by
+generic msgid), which the report's catalogs then yield to, and say what the report's key
+code notes of its inputs (``INPUTS``, a :class:`RuleInputs`).
 """
 
 from __future__ import annotations

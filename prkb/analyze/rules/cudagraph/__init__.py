@@ -425,10 +425,14 @@ def _source(holder: str, chain: list[Link]) -> Why:
     return Why(f"(from {holder})", f"（来自 {holder}）")
 
 
-def rule_reading(chain: list[Link], profile: Profile) -> tuple[bool | None, str, str]:
+def rule_reading(
+    chain: list[Link], profile: Profile, values: dict[str, dict[str, Any]] | None = None,
+) -> tuple[bool | None, str, str]:
     """(ready, reason in English, reason in Chinese): ready True/False, or None when the
     builder has no reorder threshold. An MLA builder is one below a base of the group
-    :data:`MLA_GROUP` (the profile's ``[audit] base_groups``)."""
+    :data:`MLA_GROUP` (the profile's ``[audit] base_groups``). ``values`` (the state model's
+    values in force) is not read: this rule reads the threshold's mechanism along the chain
+    itself, per era of the code (the module's text)."""
     is_mla = any(MLA_GROUP in link.groups for link in chain)
     ready, why = _readiness(chain, is_mla, profile)
     return ready, why.en, why.zh
