@@ -9,9 +9,10 @@ from html import unescape
 
 from ..errors import PrkbError
 
-# href/src attributes inside tags (text cannot hold "<": it is escaped), either quote style
+# href/src attributes inside tags (text cannot hold "<": it is escaped), either quote style;
+# read from a page's UTF-8 bytes (a third faster than from its decoded text)
 _ATTR = re.compile(
-    r"""<[A-Za-z][^<>]*?\s(?:href|src)\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.IGNORECASE
+    rb"""<[A-Za-z][^<>]*?\s(?:href|src)\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.IGNORECASE
 )
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
@@ -31,14 +32,17 @@ class LinkFinder:
     LIMIT = 16384  # resolved values per folder before they are dropped
 
     def __init__(self) -> None:
-        self._resolved: dict[str, dict[str, str | None]] = {}
+        self._resolved: dict[str, dict[bytes, str | None]] = {}
 
-    def links(self, page_path: str, html: str) -> list[str]:
-        """Site paths (relative to the root, no query or fragment) that a page links to.
+    def links(self, page_path: str, html: str | bytes) -> list[str]:
+        """Site paths (relative to the root, no query or fragment) that a page (its text, or
+        its UTF-8 bytes) links to.
 
         External URLs and pure fragments are skipped; ``javascript:`` and other non-web
         schemes are returned as they are, so the check fails on them.
         """
+        if isinstance(html, str):
+            html = html.encode("utf-8")
         base = posixpath.dirname(page_path)
         known = self._resolved.get(base)
         if known is None or len(known) >= self.LIMIT:
@@ -49,13 +53,13 @@ class LinkFinder:
             try:
                 target = known[attr]
             except KeyError:
-                target = known[attr] = _target(base, attr)
+                target = known[attr] = _target(base, attr.decode("utf-8", "replace"))
             if target is not None:
                 found.add(target)
         return sorted(found)
 
 
-def internal_links(page_path: str, html: str) -> list[str]:
+def internal_links(page_path: str, html: str | bytes) -> list[str]:
     """:meth:`LinkFinder.links` of one page."""
     return LinkFinder().links(page_path, html)
 

@@ -144,7 +144,7 @@ def _render_some(job: RenderJob, indexes: list[int]) -> list[tuple[int, Rendered
         page = job.pages[i]
         body = render_page(job, page)
         write_new(job.tmp / page.path, body)
-        links = job.links.links(page.path, body.decode("utf-8")) if page.kind == "html" else []
+        links = job.links.links(page.path, body) if page.kind == "html" else []
         out.append((i, (links, searchable_hash(body) if page.search and job.search else "")))
     return out
 
