@@ -268,8 +268,11 @@ def test_a_rule_reads_the_value_in_force(monkeypatch: pytest.MonkeyPatch) -> Non
         value = str(got.get("value") or "")
         return (int(value) > 1 if value.isdigit() else None, f"threshold {value or 'unknown'}")
 
-    fake = types.SimpleNamespace(rule_reading=rule_reading)
-    monkeypatch.setattr(audit_mod, "load_rule", lambda name: fake if name == "fake" else None)
+    from prkb.analyze import rules as rules_mod
+
+    fake = types.SimpleNamespace(rule_reading=rule_reading)  # a rule without inputs
+    for mod in (audit_mod, rules_mod):
+        monkeypatch.setattr(mod, "load_rule", lambda name: fake if name == "fake" else None)
     profile = dataclasses.replace(load_profile("vllm-decode-threshold"), rules="fake")
     text = (
         "class AttentionMetadataBuilder:\n"
@@ -287,3 +290,35 @@ def test_a_rule_reads_the_value_in_force(monkeypatch: pytest.MonkeyPatch) -> Non
     assert seen == {"Pinned": "1", "Grows": "4"}
     assert (got["Grows"].meets_rule, got["Grows"].rule_reason) == (True, "threshold 4")
     assert (got["Pinned"].meets_rule, got["Pinned"].rule_reason_zh) == (False, "threshold 1")
+
+
+def test_the_rule_inputs_the_audit_tracks_are_the_rule_modules() -> None:
+    """The threshold, its split and the query length are tracked because the CUDA-graph rule
+    module says so (its ``INPUTS``): the same profile without a rule module tracks only its
+    own value, and the git collector watches no rule input."""
+    import ast
+    import dataclasses
+
+    from prkb.analyze.audit import compute_builders, module_facts
+    from prkb.collect.git import rule_input_names, rule_input_regex
+
+    text = (
+        "class AttentionMetadataBuilder:\n"
+        "    _cudagraph_support = AttentionCGSupport.NEVER\n"
+        "    reorder_batch_threshold: int = 1\n"
+        "class Pinned(AttentionMetadataBuilder):\n"
+        "    _cudagraph_support = AttentionCGSupport.UNIFORM_BATCH\n"
+        "    def __init__(self, spec):\n"
+        "        self._init_reorder_batch_threshold(1, spec)\n"
+    )
+    path = "vllm/v1/attention/backends/utils.py"
+    cg = load_profile()
+    bare = dataclasses.replace(cg, rules="")
+    for profile, values in ((cg, {"_cudagraph_support", "reorder_batch_threshold"}),
+                            (bare, {"_cudagraph_support"})):
+        facts = module_facts(text, path, profile, ast.parse(text))
+        (b,) = compute_builders({path: facts}, profile)
+        assert set(b.values) == values
+    assert rule_input_names(cg)[:3] == ["reorder_batch_threshold",
+                                        "_init_reorder_batch_threshold", "query_len_support"]
+    assert rule_input_names(bare) == [] and rule_input_regex(bare) is None

@@ -432,18 +432,18 @@ def test_threshold_settings_of_init_are_recorded_in_order():
     )
     facts = parse_classes(src, P, extra_attrs=("reorder_batch_threshold",),
                           calls=("_init_reorder_batch_threshold",),
-                          threshold_attrs=("reorder_batch_threshold",))["B"]
+                          instance_attrs=("reorder_batch_threshold",))["B"]
     assert facts.values["reorder_batch_threshold"] == "1"
     assert facts.consts == {"reorder_batch_threshold": "1", "spec_ok": "False"}
     assert facts.init_calls_super is True
-    got = [(t.kind, t.value, t.op, t.conditional) for t in facts.threshold]
+    got = [(t.kind, t.value, t.op, t.conditional) for t in facts.sets]
     assert got == [
         ("call", "start", None, False),
         ("augassign", "self.num_speculative_tokens", "+", False),
         ("assign", "1", None, True),
         ("call", "2", None, False),
     ]
-    call = facts.threshold[0]
+    call = facts.sets[0]
     assert call.call is not None
     assert call.call.keywords == {"supports_spec_as_decode": "self.spec_ok"}
     assert dict(call.bound) == {"start": "(64) if __if__ else (1)"}

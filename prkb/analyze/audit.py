@@ -29,7 +29,7 @@ from ..models import Finding
 from ..profile import Profile
 from . import state
 from .hierarchy import ClassRef, Hierarchy, ModuleFacts, module_name, read_imports
-from .rules import Link, Words, load_rule
+from .rules import InputNames, Link, Words, load_rule, rule_inputs
 from .skim import skim
 from .symbols import (
     ClassFacts,
@@ -372,11 +372,16 @@ def file_markers(profile: Profile) -> list[str]:
     return markers
 
 
+def _input_names(profile: Profile) -> InputNames:
+    """What the audit reads for the profile's rule besides the profile's value (the rule
+    module's ``INPUTS.audit_names``; nothing without one)."""
+    inputs = rule_inputs(profile.rules)
+    return inputs.audit_names(profile) if inputs is not None else InputNames()
+
+
 def _extra_attrs(profile: Profile) -> tuple[str, ...]:
-    """Class-body attributes the audit reads besides the family: the query-length attribute
-    and the decode threshold."""
-    keys = ("query_len_attr", "threshold_attr")
-    return tuple(str(profile.audit[k]) for k in keys if profile.audit.get(k))
+    """Class-body attributes the audit reads besides the family: the rule's."""
+    return _input_names(profile).class_attrs
 
 
 def _relevance_regex(profile: Profile) -> re.Pattern[str] | None:
@@ -409,15 +414,13 @@ def _make_relevance_regex(profile: Profile) -> re.Pattern[str] | None:
 
 def rule_names(profile: Profile) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     """The names the audit reads besides the family: class-body attributes
-    (:func:`_extra_attrs`), the threshold helper call, and the threshold attributes set in
-    ``__init__``."""
-    audit = profile.audit
-    calls = tuple(dict.fromkeys(
-        [*(str(c) for c in [audit.get("reorder_call")] if c), *profile.setters]))
-    thresholds = tuple(dict.fromkeys(
-        [*(str(a) for a in [audit.get("threshold_attr"), *audit.get("split_attrs", [])] if a),
-         *(profile.family if profile.init_sets else ())]))
-    return _extra_attrs(profile), calls, thresholds
+    (:func:`_extra_attrs`), the calls (the rule's, the profile's setters), and the instance
+    attributes set in ``__init__`` (the rule's, the family when the profile sets it there)."""
+    names = _input_names(profile)
+    calls = tuple(dict.fromkeys([*names.calls, *profile.setters]))
+    instance = tuple(dict.fromkeys(
+        [*names.instance_attrs, *(profile.family if profile.init_sets else ())]))
+    return names.class_attrs, calls, instance
 
 
 def module_facts(text: str, path: str, profile: Profile, tree: ast.Module) -> ModuleFacts:
@@ -425,7 +428,7 @@ def module_facts(text: str, path: str, profile: Profile, tree: ast.Module) -> Mo
     imports, from ``tree``, ``text`` parsed (whole or skimmed). Raises :class:`SourceError`."""
     extra, calls, thresholds = rule_names(profile)
     classes = parse_classes(text, profile, extra_attrs=extra, calls=calls, filename=path,
-                            tree=tree, threshold_attrs=thresholds)
+                            tree=tree, instance_attrs=thresholds)
     return ModuleFacts(
         classes, read_imports(text, module_name(path), path.endswith("__init__.py"), tree=tree))
 
@@ -843,7 +846,6 @@ def _tracked(
 ) -> dict[str, dict[str, Any]]:
     """Each tracked value of the builder in force, with where it comes from
     (:mod:`prkb.analyze.state`)."""
-    audit = profile.audit
     sym = state.symbol_value(ref, mro, info)
     if sym.source == state.DEFAULT and not sym.value:
         sym = state.Tracked(None, state.ABSENT)  # no default value: nothing sets it
@@ -854,16 +856,10 @@ def _tracked(
         sym = state.init_value(hier, ref, mro, attrs, calls, roots, sym.value) or sym
     # each value unknown where a base the scan cannot read comes before its source
     out = {profile.display: state.unseen(mro, sym).to_json()}
-    main = str(audit.get("threshold_attr") or "")
-    for attr, got in state.threshold_values(
-            hier, ref, mro, main, [str(a) for a in audit.get("split_attrs", [])],
-            str(audit.get("reorder_call") or ""), roots).items():
-        out[attr] = state.unseen(mro, got).to_json()
-    qattr = str(audit.get("query_len_attr") or "")
-    if qattr:
-        q = state.query_len_value(hier, ref, mro, qattr)
-        if q is not None:
-            out[qattr] = state.unseen(mro, q).to_json()
+    inputs = rule_inputs(profile.rules)
+    if inputs is not None:  # the rule's inputs, as its module tracks them
+        for attr, got in inputs.tracked(hier, ref, mro, roots, profile).items():
+            out[attr] = state.unseen(mro, got).to_json()
     return out
 
 
@@ -878,7 +874,7 @@ def _sets_value(facts: ClassFacts | None, profile: Profile) -> bool:
     return any((t.kind == "call" and t.attr in profile.setters)
                or (profile.init_sets and t.kind in ("assign", "augassign")
                    and t.attr in profile.family)
-               for t in facts.threshold)
+               for t in facts.sets)
 
 
 def _backend_names(hier: Hierarchy, profile: Profile) -> dict[ClassRef, str]:

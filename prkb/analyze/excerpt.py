@@ -134,7 +134,7 @@ def excerpt_from_source(
         tree = parse_source(text, file)
         facts = parse_classes(
             text, profile, extra_attrs=names.class_attrs, calls=names.calls, tree=tree,
-            threshold_attrs=names.instance_attrs,
+            instance_attrs=names.instance_attrs,
         )
     except SourceError:
         return None

@@ -2,8 +2,9 @@
 
 One reading of the code that every output repeats. For each builder (a class below the
 profile's ``audit.builder_bases``, by file and class) and each *tracked value* of the profile
-(the symbol under the profile's display name, then the inputs of the audit rule: the decode
-threshold, the split thresholds, the query-length attribute), the value in force
+(the symbol under the profile's display name, then the inputs of the audit rule, which its
+module tracks: for the CUDA-graph rule the decode threshold, the split thresholds and the
+query-length attribute), the value in force
 at that revision and where it comes from (:class:`Tracked`):
 
 ==================  ==========================================================================
@@ -31,10 +32,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .symbols import UNKNOWN_TEST, ThresholdSet
+from .symbols import UNKNOWN_TEST, InstanceSet
 
 if TYPE_CHECKING:
     from .hierarchy import ClassRef, Hierarchy
@@ -157,7 +158,7 @@ def _wrap(text: str) -> str:
         else text
 
 
-def _call_text(ts: ThresholdSet) -> str:
+def _call_text(ts: InstanceSet) -> str:
     call = ts.call
     if call is None:
         return f"{ts.attr}()"
@@ -170,7 +171,7 @@ def _put(pattern: re.Pattern[str], text: str, value: str) -> str:
     return pattern.sub(lambda _m: value, text)
 
 
-def _arg_text(ts: ThresholdSet, arg: int | str) -> str | None:
+def _arg_text(ts: InstanceSet, arg: int | str) -> str | None:
     """The argument ``arg`` (a position or a keyword's name) of a setter call, as written."""
     call = ts.call
     if call is None:
@@ -184,13 +185,13 @@ _EITHER = re.compile(rf"^\((.*)\) if {UNKNOWN_TEST} else \((.*)\)$")
 
 
 def _local_text(text: str) -> str:
-    """A local's value as :func:`~.symbols.threshold_sets` keeps it: one set in a block that
+    """A local's value as :func:`~.symbols.instance_sets` keeps it: one set in a block that
     may not run reads ``A (when its condition holds; else B)``."""
     m = _EITHER.match(text)
     return f"{m.group(1)} (when its condition holds; else {m.group(2)})" if m else text
 
 
-def _apply(prev: str | None, sets: Iterable[ThresholdSet], attrs: Collection[str],
+def _apply(prev: str | None, sets: Iterable[InstanceSet], attrs: Collection[str],
            calls: Mapping[str, int | str | None] | None = None) -> tuple[str | None, str | None]:
     """The value the statements leave, written out, and the setter call that set it last
     (None when a statement of its own did): ``=`` replaces, ``op=`` applies the operator to
@@ -207,7 +208,7 @@ def _apply(prev: str | None, sets: Iterable[ThresholdSet], attrs: Collection[str
         prev.startswith(f"{c}(") for c, arg in calls.items() if arg is None)
     for ts in sets:
         if ts.kind == "raise":
-            continue  # a bound on the value, not a setting (threshold_value says it)
+            continue  # a bound on the value, not a setting (instance_value says it)
         before = _wrap(value) if value is not None and not from_call else None
         this_via = None
         if ts.kind == "call":
@@ -259,11 +260,11 @@ def init_value(
             break
         links.append(c)
 
-    def sets_of(c: ClassRef) -> list[ThresholdSet]:
+    def sets_of(c: ClassRef) -> list[InstanceSet]:
         facts = hier.facts(c)
         if facts is None:
             return []
-        return [t for t in facts.threshold
+        return [t for t in facts.sets
                 if (t.kind == "call" and t.attr in calls)
                 or (t.kind not in ("call", "raise") and t.attr in attrs)]
 
@@ -279,7 +280,7 @@ def init_value(
         sets = sets_of(c)
         out: list[str] = []
         pending: list[str] = []
-        for t in facts.threshold:
+        for t in facts.sets:
             if t.kind == "raise" and _names(t.value or "") & made_of:
                 pending.append(f"{t.op} when {t.value}")
             elif t in sets:
@@ -316,7 +317,7 @@ def init_value(
                    raises=raises_of(owner, value), via=via)
 
 
-def threshold_value(
+def instance_value(
     hier: Hierarchy,
     ref: ClassRef,
     mro: Sequence[ClassRef],
@@ -340,34 +341,11 @@ def threshold_value(
     return got if got is not None else fallback
 
 
-def threshold_values(
-    hier: Hierarchy, ref: ClassRef, mro: Sequence[ClassRef], main: str, split: Sequence[str],
-    call: str, roots: set[str],
-) -> dict[str, Tracked]:
-    """The decode threshold ``main`` (set by ``call`` too) and each split threshold of
-    ``split`` the builder has, in force (:func:`threshold_value`). A split threshold written
-    from the public one (``self.<main>``) has the public value in its place when that is a
-    literal: a private threshold that grows while the public one stays at 1 reads as such."""
-    out: dict[str, Tracked] = {}
-    public: str | None = None  # the decode threshold's value, when it is a literal
-    for attr in [main, *split]:
-        if not attr:
-            continue
-        got = threshold_value(hier, ref, mro, attr, call if attr == main else "", roots)
-        if attr == main and got.value is not None and got.value.isdigit():
-            public = got.value
-        elif attr != main and got.value is not None and public is not None:
-            own = re.compile(rf"\bself\.{re.escape(main)}\b")
-            got = replace(got, value=_put(own, got.value, public))
-        if got.value is not None or attr == main:
-            out[attr] = got
-    return out
-
-def query_len_value(
+def declared_value(
     hier: Hierarchy, ref: ClassRef, mro: Sequence[ClassRef], attr: str
 ) -> Tracked | None:
-    """The query-length class attribute in force; None when no class of the MRO declares it
-    (a revision before the attribute existed: not tracked there)."""
+    """The class attribute ``attr`` in force; None when no class of the MRO declares it (a
+    revision before the attribute existed: not tracked there)."""
     for c in mro:
         facts = hier.facts(c)
         if facts is not None and attr in facts.values:

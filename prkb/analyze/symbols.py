@@ -2,7 +2,8 @@
 
 ``parse_classes`` turns one Python source into per-class facts (bases, declared values,
 overridden methods, calls made in the methods, what each overridden dynamic-support method can
-return and under which conditions, how ``__init__`` sets the audit's threshold attributes);
+return and under which conditions, how ``__init__`` sets the instance attributes the audit
+watches);
 ``diff_declarations`` compares two such readings of one file and yields one
 :class:`SymbolChange` per (class, attribute or method) that differs.
 """
@@ -59,14 +60,14 @@ class SupportReturn:
 
 
 # The test of a local name's value that may have been replaced in an ``if`` or loop of
-# ``__init__``: ``ThresholdSet.bound`` keeps both values as ``(new) if __if__ else (old)``.
+# ``__init__``: ``InstanceSet.bound`` keeps both values as ``(new) if __if__ else (old)``.
 UNKNOWN_TEST = "__if__"
 
 
 @dataclass(frozen=True)
-class ThresholdSet:
-    """One statement of ``__init__`` (or a call in another method) that sets a threshold
-    attribute of the instance, in source order.
+class InstanceSet:
+    """One statement of ``__init__`` (or a call in another method) that sets a watched
+    attribute of the instance (``instance_attrs`` of :func:`parse_classes`), in source order.
 
     ``kind``: ``assign`` (``self.x = value``), ``augassign`` (``self.x op= value``, ``op``
     the operator), ``call`` (a watched call; ``value`` its first positional argument or None,
@@ -116,8 +117,8 @@ class ClassFacts:
         return None
     # overridden dynamic-support methods (profile.methods) -> what they can return
     support: dict[str, list[SupportReturn]] = field(default_factory=dict)
-    # how the instance's threshold attributes are set (``threshold_attrs`` of parse_classes)
-    threshold: list[ThresholdSet] = field(default_factory=list)
+    # how the instance's watched attributes are set (``instance_attrs`` of parse_classes)
+    sets: list[InstanceSet] = field(default_factory=list)
     # class-body names bound to a literal (bool, int, None), for reading flags: name -> text
     consts: dict[str, str] = field(default_factory=dict)
     # whether __init__ runs the parent's __init__ (None: the class defines no __init__)
@@ -282,13 +283,13 @@ def parse_classes(
     calls: tuple[str, ...] = (),
     filename: str = "<source>",
     tree: ast.Module | None = None,
-    threshold_attrs: tuple[str, ...] = (),
+    instance_attrs: tuple[str, ...] = (),
 ) -> dict[str, ClassFacts]:
     """Facts for every class in ``source`` (nested classes as ``Outer.Inner``).
 
     ``extra_attrs``: class-body attributes read besides the family. ``calls``: method calls
-    recorded (``ClassFacts.calls``). ``threshold_attrs``: instance attributes whose setting in
-    ``__init__`` is recorded in order, with the ``calls`` made there (``ClassFacts.threshold``).
+    recorded (``ClassFacts.calls``). ``instance_attrs``: instance attributes whose setting in
+    ``__init__`` is recorded in order, with the ``calls`` made there (``ClassFacts.sets``).
     ``tree`` is ``parse_source(source)`` when the caller has it already. Raises
     :class:`SourceError` when the source is not valid Python 3.
     """
@@ -298,7 +299,7 @@ def parse_classes(
     watched_methods = set(profile.methods)
     # method bodies are walked for calls only when the file names the call at all
     wanted_calls = {c for c in calls if c in source}
-    wanted_attrs = {a for a in threshold_attrs if a in source}
+    wanted_attrs = {a for a in instance_attrs if a in source}
     methods = set(profile.methods)
     out: dict[str, ClassFacts] = {}
     # the lines that name a wanted call or attribute: a method whose lines hold none of them
@@ -335,7 +336,7 @@ def parse_classes(
                     facts.spelled = _collect_assignments(child.body, names, profile, False)
                 facts.consts = _class_consts(child.body)
                 facts.names = _body_names(child.body)
-                later: list[ThresholdSet] = []
+                later: list[InstanceSet] = []
                 for stmt in child.body:
                     if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
                         facts.methods.add(stmt.name)
@@ -350,15 +351,15 @@ def parse_classes(
                         if stmt.name == "__init__":
                             facts.init_calls_super = _calls_parent_init(stmt)
                             if named and (wanted_attrs or wanted_calls):
-                                facts.threshold = threshold_sets(
+                                facts.sets = instance_sets(
                                     stmt, wanted_attrs, wanted_calls, raises=True
                                 )
                         elif wanted_calls and named:
                             later.extend(
-                                s for s in threshold_sets(stmt, set(), wanted_calls)
+                                s for s in instance_sets(stmt, set(), wanted_calls)
                                 if s.kind == "call"
                             )
-                facts.threshold.extend(later)
+                facts.sets.extend(later)
                 out[qual] = facts
                 if holds_class(child, inner=True):
                     visit(child, f"{qual}.")
@@ -519,16 +520,16 @@ def _op_symbol(op: ast.operator) -> str:
     return parts[1] if len(parts) == 3 else "?"
 
 
-def threshold_sets(
+def instance_sets(
     fn: ast.FunctionDef | ast.AsyncFunctionDef, attrs: set[str], calls: set[str],
     *, raises: bool = False,
-) -> list[ThresholdSet]:
+) -> list[InstanceSet]:
     """The statements of ``fn`` that set one of ``attrs`` on the instance, or call one of
     ``calls``, in source order (nested functions and classes are not entered). ``raises``:
     also each ``if <test>: raise E(...)`` of the method (kind ``raise``: ``value`` the test,
     ``op`` the exception's name) and each ``assert <test>`` (``value`` the negated test, ``op``
     ``AssertionError``), which bound what the settings after them can reach."""
-    out: list[ThresholdSet] = []
+    out: list[InstanceSet] = []
     local: dict[str, str] = {}
 
     def bound(node: ast.AST) -> tuple[tuple[str, str], ...]:
@@ -541,7 +542,7 @@ def threshold_sets(
                 fact = call_fact(sub)
                 first = fact.args[0] if fact.args else None
                 out.append(
-                    ThresholdSet("call", str(_call_name(sub)), first, call=fact,
+                    InstanceSet("call", str(_call_name(sub)), first, call=fact,
                                  conditional=conditional, bound=bound(sub))
                 )
 
@@ -558,12 +559,12 @@ def threshold_sets(
                     attr = _instance_attr(tgt, attrs)
                     if attr is not None and value is not None:
                         if isinstance(stmt, ast.AugAssign):
-                            out.append(ThresholdSet("augassign", attr, _text(value),
+                            out.append(InstanceSet("augassign", attr, _text(value),
                                                     op=_op_symbol(stmt.op),
                                                     conditional=conditional,
                                                     bound=bound(value)))
                         else:
-                            out.append(ThresholdSet("assign", attr, _text(value),
+                            out.append(InstanceSet("assign", attr, _text(value),
                                                     conditional=conditional,
                                                     bound=bound(value)))
                     elif isinstance(tgt, ast.Name) and value is not None:
@@ -582,14 +583,14 @@ def threshold_sets(
                         and not stmt.orelse and stmt.body[0].exc is not None:
                     exc = stmt.body[0].exc
                     name = exc.func if isinstance(exc, ast.Call) else exc
-                    out.append(ThresholdSet("raise", "", _text(stmt.test),
+                    out.append(InstanceSet("raise", "", _text(stmt.test),
                                             op=ast.unparse(name), conditional=conditional))
                 walk(stmt.body, True)
                 walk(stmt.orelse, True)
             elif isinstance(stmt, ast.Assert):
                 calls_in(stmt.test, conditional)
                 if raises:  # ``assert t`` raises when ``not t`` (unless Python runs with -O)
-                    out.append(ThresholdSet("raise", "", negate(stmt.test),
+                    out.append(InstanceSet("raise", "", negate(stmt.test),
                                             op="AssertionError", conditional=conditional))
             elif isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
                 calls_in(stmt.iter if not isinstance(stmt, ast.While) else stmt.test, conditional)

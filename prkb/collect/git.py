@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..analyze.rules import rule_inputs
 from ..analyze.state import changes_json, state_changes
 from ..analyze.symbols import (
     ClassFacts,
@@ -192,11 +193,11 @@ def pickaxe(
 
 
 def rule_input_names(profile: Profile) -> list[str]:
-    """The audit rule's inputs the profile names: the threshold attribute, its helper call,
-    the query-length attribute, the split attributes."""
-    a = profile.audit
-    return [str(x) for x in (a.get("threshold_attr"), a.get("reorder_call"),
-                             a.get("query_len_attr"), *a.get("split_attrs", [])) if x]
+    """The names of the audit rule's inputs (its module's ``INPUTS.audit_names`` ``watched``:
+    for the CUDA-graph rule the threshold attribute, its helper call, the query-length
+    attribute, the split attributes); none without a rule module that has inputs."""
+    inputs = rule_inputs(profile.rules)
+    return list(inputs.audit_names(profile).watched) if inputs is not None else []
 
 
 def rule_input_regex(profile: Profile) -> str | None:

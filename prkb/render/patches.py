@@ -1,8 +1,8 @@
 """The code a report shows: the hunks of a stored patch that matter, or a labelled rebuild.
 
 A hunk matters when one of its changed lines names the tracked symbol family, a
-dynamic-support method, or one of the profile's related calls and attributes
-(``[audit] reorder_call`` and ``query_len_attr``, e.g. ``_init_reorder_batch_threshold``).
+dynamic-support method, or one of the related calls and attributes of the profile's audit
+rule (:func:`related_names`).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..analyze.diff import PatchLine, iter_patch_lines
+from ..analyze.rules import rule_inputs
 from ..profile import Profile
 from .markdown import clean_text
 
@@ -21,8 +22,10 @@ MAX_LINE_CHARS = 200
 
 
 def related_names(profile: Profile) -> list[str]:
-    names = [profile.audit.get("reorder_call"), profile.audit.get("query_len_attr")]
-    return sorted({str(n) for n in names if n})
+    """The calls and attributes of the profile's audit rule whose lines are related code
+    (its module's ``INPUTS.names`` ``related``), sorted; none without one."""
+    inputs = rule_inputs(profile.rules)
+    return sorted(set(inputs.names(profile).related)) if inputs is not None else []
 
 
 def _related_regex(profile: Profile) -> re.Pattern[str] | None:

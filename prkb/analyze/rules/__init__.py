@@ -23,8 +23,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ...errors import InputError
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ...profile import Profile
+    from ..hierarchy import ClassRef, Hierarchy
     from ..notes import Note
+    from ..state import Tracked
     from ..symbols import ClassFacts
 
 
@@ -41,19 +45,33 @@ def load_rule(rules: str) -> ModuleType | None:
 
 @dataclass(frozen=True)
 class InputNames:
-    """What a code excerpt reads for a rule's inputs: attributes declared in a class body,
-    calls made in its methods, and attributes set on ``self`` there."""
+    """The names of a rule's inputs in the code: attributes declared in a class body
+    (``class_attrs``), calls made in its methods (``calls``), and attributes set on ``self``
+    there (``instance_attrs``); ``related``: the calls and attributes whose lines a report
+    shows as related code; ``watched``: every name of the inputs, in the order a collector's
+    note lists them (the git collector keeps a commit that changes one in a file with a
+    finding)."""
 
     class_attrs: tuple[str, ...] = ()
     calls: tuple[str, ...] = ()
     instance_attrs: tuple[str, ...] = ()
+    related: tuple[str, ...] = ()
+    watched: tuple[str, ...] = ()
 
 
 class RuleInputs(Protocol):
-    """What the report's key code says of a rule's inputs (a rule module's ``INPUTS``): notes
-    (``excerpt.Note``: a code and values, worded by ``report/sections/key_code.j2``; codes
+    """A rule's inputs (a rule module's ``INPUTS``): what the audit reads of each class
+    besides the profile's value (``audit_names``) and the values in force the state model
+    tracks of them (``tracked``, by name, after the profile's own value); and what the
+    report's key code says of them: the names an excerpt reads and the lines it shows, and
+    notes (``notes.Note``: a code and values, worded by ``report/sections/key_code.j2``; codes
     ``input-*``) read from a class of a whole file, from the lines a patch shows of it, and
     from the state model's reading stored with its row."""
+
+    def audit_names(self, profile: Profile) -> InputNames: ...
+
+    def tracked(self, hier: Hierarchy, ref: ClassRef, mro: Sequence[ClassRef],
+                roots: set[str], profile: Profile) -> dict[str, Tracked]: ...
 
     def names(self, profile: Profile) -> InputNames: ...
 

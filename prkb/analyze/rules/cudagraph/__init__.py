@@ -62,7 +62,7 @@ from typing import TYPE_CHECKING, Any
 
 from ....models import Finding
 from ....profile import Profile
-from ...symbols import UNKNOWN_TEST, CallFact, ThresholdSet, call_argument
+from ...symbols import UNKNOWN_TEST, CallFact, InstanceSet, call_argument
 from .. import Link
 from .inputs import INPUTS as INPUTS  # what reports show of the rule's inputs
 from .words import COLUMN as COLUMN  # the rule's words in the matrix and reports
@@ -250,7 +250,7 @@ def _flag_value(flag: str, bound: dict[str, str], chain: list[Link]) -> str:
 
 
 def _call_effect(
-    ts: ThresholdSet, link: Link, chain: list[Link], profile: Profile, ev: _Evaluator
+    ts: InstanceSet, link: Link, chain: list[Link], profile: Profile, ev: _Evaluator
 ) -> Reading:
     call_name = ts.attr
     flag_name = str(_cfg(profile, "reorder_flag", "flag"))
@@ -296,11 +296,11 @@ class _Chain:
         self.attr = str(_cfg(profile, "threshold_attr", ""))
         self.call = str(_cfg(profile, "reorder_call", ""))
 
-    def sets(self, link: Link) -> list[ThresholdSet]:
+    def sets(self, link: Link) -> list[InstanceSet]:
         if link.facts is None:
             return []
         return [
-            t for t in link.facts.threshold
+            t for t in link.facts.sets
             if (t.kind == "call" and t.attr == self.call and self.call)
             or (t.kind != "call" and t.attr == self.attr and self.attr)
         ]
@@ -353,7 +353,7 @@ class _Chain:
             got = self.class_attr(0)
         return got or Reading("none", Why(f"no {self.attr} before", f"此前没有 {self.attr}"))
 
-    def run(self, j: int, sets: list[ThresholdSet], prev: Reading | None = None) -> Reading:
+    def run(self, j: int, sets: list[InstanceSet], prev: Reading | None = None) -> Reading:
         link = self.links[j]
         current: Reading | None = prev
 

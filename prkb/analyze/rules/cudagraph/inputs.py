@@ -28,11 +28,15 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from ....profile import AUDIT_DEFAULTS, Profile
 from ...excerpt import literal_value
+from ...hierarchy import ClassRef, Hierarchy
 from ...notes import Note
+from ...state import Tracked, declared_value, instance_value
 from ...symbols import ClassFacts, call_argument, call_fact
 from .. import InputNames
 
@@ -44,14 +48,62 @@ def _names(profile: Profile) -> tuple[str, str, str]:
 
 
 class Inputs:
-    """The rule's inputs as the report shows them (``prkb.analyze.rules.RuleInputs``)."""
+    """The rule's inputs as the audit reads them and the report shows them
+    (``prkb.analyze.rules.RuleInputs``)."""
+
+    def audit_names(self, profile: Profile) -> InputNames:
+        """What the audit reads: the query-length and threshold class attributes, the
+        helper call, and the threshold and split thresholds (``split_attrs``) set on
+        ``self``."""
+        qattr, tattr, call = _names(profile)
+        split = [str(a) for a in profile.audit.get("split_attrs", [])]
+        return InputNames(
+            class_attrs=tuple(x for x in (qattr, tattr) if x),
+            calls=(call,) if call else (),
+            instance_attrs=tuple(dict.fromkeys(x for x in (tattr, *split) if x)),
+            watched=tuple(dict.fromkeys(x for x in (tattr, call, qattr, *split) if x)),
+        )
+
+    def tracked(
+        self, hier: Hierarchy, ref: ClassRef, mro: Sequence[ClassRef], roots: set[str],
+        profile: Profile,
+    ) -> dict[str, Tracked]:
+        """The decode threshold (set by the helper call too), each split threshold the
+        builder has, and the query-length attribute, in force (the state model's values).
+        A split threshold written from the public one (``self.<threshold_attr>``) has the
+        public value in its place when that is a literal: a private threshold that grows
+        while the public one stays at 1 reads as such."""
+        qattr, main, call = _names(profile)
+        out: dict[str, Tracked] = {}
+        public: str | None = None  # the decode threshold's value, when it is a literal
+        for attr in [main, *(str(a) for a in profile.audit.get("split_attrs", []))]:
+            if not attr:
+                continue
+            got = instance_value(hier, ref, mro, attr, call if attr == main else "", roots)
+            if attr == main and got.value is not None and got.value.isdigit():
+                public = got.value
+            elif attr != main and got.value is not None and public is not None:
+                own = re.compile(rf"\bself\.{re.escape(main)}\b")
+                # (the value as it is: no group reference is read in it)
+                got = replace(got, value=own.sub(public.replace("\\", "\\\\"), got.value))
+            if got.value is not None or attr == main:
+                out[attr] = got
+        if qattr:
+            q = declared_value(hier, ref, mro, qattr)
+            if q is not None:
+                out[qattr] = q
+        return out
 
     def names(self, profile: Profile) -> InputNames:
+        """What the report's key code reads: the query-length and threshold class
+        attributes, the helper call and the threshold set on ``self``; the helper call and
+        the query-length attribute are its related code."""
         qattr, tattr, call = _names(profile)
         return InputNames(
             class_attrs=tuple(x for x in (qattr, tattr) if x),
             calls=(call,) if call else (),
             instance_attrs=(tattr,) if tattr else (),
+            related=tuple(x for x in (call, qattr) if x),
         )
 
     def anchors(self, node: ast.ClassDef, profile: Profile) -> list[tuple[int, int]]:
@@ -97,7 +149,7 @@ class Inputs:
                                            "meets": "yes" if _has_spec_marker(v, profile)
                                            else "unknown"}))
         flag_name, pos = _reorder_flag(profile)
-        for t in facts.threshold:
+        for t in facts.sets:
             if t.kind == "call" and t.call is not None:
                 flag = call_argument(t.call, flag_name, pos)
                 meets = "no" if flag in (None, "False") else "yes" if flag == "True" else (
