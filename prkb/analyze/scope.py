@@ -15,8 +15,8 @@ Everything here is codes, names and levels; a template words them per language. 
 
   ====================  =========================================================
   raised                gains ``more-batches-captured``; pays ``correctness-risk``
-                        (for speculative-decoding users whose builder the audit reads
-                        as not ready: ``no-gain-not-ready`` instead of the gain)
+                        (for the users the audit rule is about, whose builder the audit
+                        reads as not meeting it: ``no-gain-not-ready`` instead of the gain)
   added, above default  the same, ``basis`` ``versus-default`` (the level it
                         replaces may be inherited: not known here)
   added, at default     neither, ``same-as-default``
@@ -49,8 +49,8 @@ Everything here is codes, names and levels; a template words them per language. 
   crosses the profile's ``[audit] flag_levels`` boundary (one side is a level the rule
   checks, the other not), else ``backend-users``. ``audit`` on a ``correctness-risk`` says what the
   consistency audit read for that builder: ``finding`` (a finding of the profile's rule on the
-  class), ``ready`` (its threshold grows with speculative tokens), ``not-ready``, or
-  ``not-checked``; None when the new level needs no threshold.
+  class), ``ready`` (the class meets the rule: ``meets_rule``), ``not-ready``, or
+  ``not-checked``; None when the new level is not one the rule checks.
 """
 
 from __future__ import annotations
@@ -338,8 +338,8 @@ def _effects(
     if d == "raised":
         audit = _audit_reading(change, profile, findings, verdicts)
         if party == RULE_USERS and audit in ("finding", "not-ready"):
-            # speculative decoding users gain only where the threshold lets them: here the
-            # audit reads that it cannot grow, so capture fails instead
+            # the rule's users gain only where the class meets the rule: here the audit reads
+            # that it does not, so they pay instead
             return [
                 Effect(who, party, NEITHER, "no-gain-not-ready", basis),
                 Effect(who, party, PAYS, "correctness-risk", basis, audit),
@@ -401,9 +401,9 @@ def scope_of(
     prior: dict[tuple[str, str], Prior] | None = None,
 ) -> Scope:
     """The scope of one PR. ``changes``: its symbol changes; ``findings``: the audit's findings
-    for it; ``verdicts``: (class, file) -> the audit rule's stored verdict of whether its
-    threshold grows with speculative tokens (``builder_levels.meets_rule`` at the PR's
-    commit), None unread; ``prior``: what the code's state change says of each changed
+    for it; ``verdicts``: (class, file) -> the audit rule's stored reading of whether the
+    class meets it (``builder_levels.meets_rule`` at the PR's commit), None unread;
+    ``prior``: what the code's state change says of each changed
     builder (:func:`priors`), empty when it was not read."""
     ready = verdicts or {}
     builders = tuple(
