@@ -363,7 +363,7 @@ def _ext_item(key: str, j: int, item: Any) -> dict[str, Any]:
     it: dict[str, Any] = _scrub(_obj(item, where), where)
     required, types = _EXT_FIELDS[key]
     if key == "builder_levels" and "spec_ready" in it:
-        # what records written before prkb 0.x called the rule's reading (store migration 0009)
+        # the name of the rule's reading in records written before store migration 0009
         it.setdefault("meets_rule", it["spec_ready"])
         del it["spec_ready"]
     if key == "symbol_changes" and it.get("class") is None and it.get("class_name") is None:

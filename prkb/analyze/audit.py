@@ -426,9 +426,9 @@ def rule_names(profile: Profile) -> tuple[tuple[str, ...], tuple[str, ...], tupl
 def module_facts(text: str, path: str, profile: Profile, tree: ast.Module) -> ModuleFacts:
     """What the audit reads of one module: its classes (with :func:`rule_names`) and its
     imports, from ``tree``, ``text`` parsed (whole or skimmed). Raises :class:`SourceError`."""
-    extra, calls, thresholds = rule_names(profile)
+    extra, calls, instance = rule_names(profile)
     classes = parse_classes(text, profile, extra_attrs=extra, calls=calls, filename=path,
-                            tree=tree, instance_attrs=thresholds)
+                            tree=tree, instance_attrs=instance)
     return ModuleFacts(
         classes, read_imports(text, module_name(path), path.endswith("__init__.py"), tree=tree))
 
