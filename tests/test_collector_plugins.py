@@ -214,7 +214,7 @@ def test_a_plugin_is_a_collect_subcommand(plugins: Path, capsys: pytest.CaptureF
         main(["collect", "--help"])
     assert e.value.code == 0
     out = capsys.readouterr()
-    listed = re.findall(r"^    (\w+) +(.*)$", out.out, re.M)
+    listed = re.findall(r"^    ([a-z][a-z0-9_-]*) +(.*)$", out.out, re.M)
     assert [name for name, _ in listed] == ["git", "github", "gitlab"]
     assert dict(listed)["gitlab"] == GitlabCollector.help
     assert out.err == ""
@@ -333,7 +333,7 @@ def test_a_broken_plugin_is_left_out_with_a_warning(
     assert out.err.count("warning: collector") == 8
     with pytest.raises(SystemExit):
         main(["collect", "--help"])
-    listed = re.findall(r"^    (\w+) ", capsys.readouterr().out, re.M)
+    listed = re.findall(r"^    ([a-z][a-z0-9_-]*) ", capsys.readouterr().out, re.M)
     assert listed == ["git", "github"]
 
 
@@ -373,7 +373,7 @@ def test_two_plugins_of_one_name_are_both_named(
     [git_twice] = [w for w in warnings if "named 'git'" in w]
     assert f"'git = {BUNDLED['git']}' (entry point of prkb)" in git_twice
     assert "(entry point of prkb-git-again)" in git_twice
-    listed = dict(re.findall(r"^    (\w+) +(.*)$", out.out, re.M))
+    listed = dict(re.findall(r"^    ([a-z][a-z0-9_-]*) +(.*)$", out.out, re.M))
     assert listed["git"].startswith("mine a local git clone")  # the bundled one is kept
     assert listed["gitlab"] == GitlabCollector.help
 
@@ -392,7 +392,7 @@ def test_the_bundled_collectors_without_their_entry_points(
     with pytest.raises(SystemExit):
         main(["collect", "--help"])
     out = capsys.readouterr()
-    assert re.findall(r"^    (\w+) ", out.out, re.M) == ["git", "github", "gitlab"]
+    assert re.findall(r"^    ([a-z][a-z0-9_-]*) ", out.out, re.M) == ["git", "github", "gitlab"]
     assert out.err == ""
 
 
@@ -406,6 +406,6 @@ def test_a_new_process_finds_the_plugin(plugins: Path, tmp_path: Path) -> None:
     r = subprocess.run([sys.executable, "-m", "prkb", "collect", "--help"], cwd=tmp_path,
                        env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
-    assert re.findall(r"^    (\w+) ", r.stdout, re.M) == ["git", "github", "gitlab"]
+    assert re.findall(r"^    ([a-z][a-z0-9_-]*) ", r.stdout, re.M) == ["git", "github", "gitlab"]
     assert "'missing = prkb_no_such_module:X' (entry point of prkb-broken)" in r.stderr
     assert "Traceback" not in r.stderr
