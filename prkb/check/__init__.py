@@ -1,7 +1,7 @@
 """``prkb check``: the consistency audit on a pull request (base against head), with SARIF and
-GitHub annotations (see :mod:`prkb.check.core` and :mod:`prkb.check.formats`)."""
+GitHub annotations (see :mod:`prkb.check.compare` and :mod:`prkb.check.formats`)."""
 
-from .core import FAIL_ON, CheckFinding, CheckReport, DriftItem, LevelChange, run_check
+from .compare import FAIL_ON, CheckFinding, CheckReport, DriftItem, LevelChange, run_check
 from .formats import FORMATS, render, to_sarif
 
 __all__ = [

@@ -24,7 +24,7 @@ from .. import __version__
 from ..analyze.audit import STALE_RULE
 from ..profile import Profile
 from ..progress import safe_term
-from .core import DRIFT_RULE, CheckFinding, CheckReport, DriftItem
+from .compare import DRIFT_RULE, CheckFinding, CheckReport, DriftItem
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 FINGERPRINT = "prkb/v1"
