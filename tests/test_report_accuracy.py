@@ -284,6 +284,36 @@ def test_portable_code_is_not_platform_specific(tmp_path: Path) -> None:
     store.close()
 
 
+def test_shared_code_beside_a_platforms_file_is_not_platform_specific(tmp_path: Path) -> None:
+    """A PR that changes one platform's backend and a layer every platform runs is not
+    "specific to a platform": the tag is given only when every changed source file is a
+    platform's (#33230 on the fork added an XPU backend and changed the shared sparse
+    attention indexer, and read as specific to Intel XPU)."""
+    store = Store(tmp_path / "kb.sqlite")
+    patch = (
+        "@@ -10,2 +10,2 @@ class RocmSynthMetadataBuilder(AttentionMetadataBuilder):\n"
+        "-    _cudagraph_support: ClassVar[AttentionCGSupport] = AttentionCGSupport.UNIFORM_BATCH\n"
+        "+    _cudagraph_support: ClassVar[AttentionCGSupport] = "
+        "AttentionCGSupport.UNIFORM_SINGLE_TOKEN_DECODE\n"
+    )
+    backend = {"filename": "vllm/v1/attention/backends/rocm_synth.py", "status": "modified",
+               "additions": 1, "deletions": 1, "patch": patch}
+    shared = {"filename": "vllm/model_executor/layers/sparse_attn_indexer.py",
+              "status": "modified", "additions": 3, "deletions": 0,
+              "patch": "@@ -1,1 +1,4 @@\n x = 1\n+y = 2\n"}
+    rocm_own = {"filename": "vllm/platforms/rocm.py", "status": "modified",
+                "additions": 1, "deletions": 1, "patch": "@@ -1,1 +1,1 @@\n-a = 1\n+a = 2\n"}
+    add(store, record(63003, title="[ROCm] Lower the ROCm builder", files=[backend, shared]))
+    add(store, record(63004, title="[ROCm] Lower the ROCm builder", files=[backend, rocm_own]))
+    ctx = report_context(store, 63003, "en")
+    assert "platform-specific" not in {t["code"] for t in ctx["risks"].tags}
+    assert line_of(same_on_site(store, 63003, "en"), "Platforms") == "- Platforms: AMD ROCm"
+    # a platform's backend and that platform's own module: specific to it
+    ctx = report_context(store, 63004, "en")
+    assert "platform-specific" in {t["code"] for t in ctx["risks"].tags}
+    store.close()
+
+
 # --- a PR of hundreds of files gets a report of normal length ----------------------------
 
 

@@ -65,13 +65,13 @@ def risk_tags_for(
         )
     if changes and not tests:
         why["missing-tests"] = ["declaration changed, no file under tests/ changed"]
-    # platform-specific: the changed code itself belongs to a platform (its paths); portable
-    # code and a platform named only by the title's tags do not make a change specific
+    # platform-specific: every changed source file belongs to a platform (its paths); portable
+    # code, shared code beside a platform's file and a platform named only by the title's tags
+    # do not make a change specific
     specific = platform_split(paths, record.get("title") or "", profile).code
     if specific and not core:
         src = [p for p in paths if profile.category(p) == "source"]
-        only = all(any(pat in p for pl in specific for pat in pl.path_patterns) for p in src)
-        if only or len(specific) == 1:
+        if all(any(pat in p for pl in specific for pat in pl.path_patterns) for p in src):
             why["platform-specific"] = [p.en for p in specific]
     dirs = {c.direction for c in changes}
     # a first declaration raises the level only above the profile's default (what a builder
