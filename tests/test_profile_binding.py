@@ -114,12 +114,15 @@ def test_rebuild_unmarks_git_commits(tmp_path: Path) -> None:
     with Store(db) as store, store.transaction():
         store.mark_mined("vllm-project/vllm", "a" * 40, "42885")
         store.set_state("git", "vllm-project/vllm:main", "tip", "a" * 40)
+        store.set_state("git", "vllm-project/vllm", "clone", str(tmp_path / "clone"))
     r = _prkb(db, "rebuild")
     assert r.returncode == 0, r.stderr
     assert "collect git' again" in r.stdout
     with Store(db) as store:
         assert store.mined_shas("vllm-project/vllm") == set()
         assert store.get_state("git", "vllm-project/vllm:main", "tip") is None
+        # where the records' code comes from is no cursor: reports still read its files
+        assert store.get_state("git", "vllm-project/vllm", "clone") == str(tmp_path / "clone")
 
 
 def test_an_edited_profile_is_used_with_a_warning(tmp_path: Path) -> None:

@@ -538,9 +538,11 @@ class StoreBase:
 
     def forget_git_cursors(self) -> None:
         """Unmark every mined commit and drop the git collector's cursors, so the next
-        ``collect git`` mines the whole history again (call inside a transaction)."""
+        ``collect git`` mines the whole history again (call inside a transaction). Where each
+        repository's clone is (``clone``) is kept: the stored records' code still comes from
+        it, and reports read the changed classes from its files."""
         self.conn.execute("DELETE FROM mined_commits")
-        self.conn.execute("DELETE FROM collect_state WHERE source = 'git'")
+        self.conn.execute("DELETE FROM collect_state WHERE source = 'git' AND key != 'clone'")
 
     # --- queries --------------------------------------------------------------------------
 
