@@ -8,6 +8,7 @@ from typing import Any
 from ..glossary import risk_tag
 from ..models import NOT_DECLARED, Analysis, Finding, RiskTag, SymbolChange
 from ..profile import Platform, Profile
+from .state import after_sources
 
 PORTABLE = "portable"  # the profile platform code of code that runs on every platform
 
@@ -94,8 +95,15 @@ def risk_tags_for(
         why["level-raised"] = [moved(c) for c in raising]
     if "lowered" in dirs:
         why["level-lowered"] = [moved(c) for c in changes if c.direction == "lowered"]
-    if "removed" in dirs:
-        why["declaration-removed"] = [c.class_name for c in changes if c.direction == "removed"]
+    # the tag says the value falls back to an inherited one: not for a declaration removed with
+    # its class (the state model reads no class there at the PR's commit) or one that leaves
+    # no value in any base (``absent``)
+    gone = {k for k, v in after_sources((record.get("prkb") or {}).get("state_changes"),
+                                        profile.display).items() if v in (None, "absent")}
+    removed = [c.class_name for c in changes
+               if c.direction == "removed" and (c.class_name, c.file) not in gone]
+    if removed:
+        why["declaration-removed"] = removed
     dyn = [
         c for c in changes
         if c.direction in ("dynamic-added", "dynamic-changed") or _is_conditional(c.after)

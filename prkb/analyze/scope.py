@@ -242,6 +242,8 @@ def _effects_from_state(
 
     - a new builder (no builder of that class and file at the parent) adds a row and takes
       nothing from any other (``new-builder``), then the risk of the level it claims;
+    - a builder gone at the PR's commit (the class, or its file, was removed): what it
+      declared applies to no class (``class-removed``, ``level_before`` its value);
     - left on a spelling the code no longer reads: its users pay for the drop (``left-stale``);
     - an effective value that did not change (the class declares what it inherited, or
       inherits what it declared): nobody gains or pays (``same-effective``);
@@ -257,6 +259,10 @@ def _effects_from_state(
         if change.direction in ("renamed", "moved"):
             return None  # what a rename or a move says already: nothing changed
         return [Effect(who, BACKEND_USERS, NEITHER, "same-effective")]
+    if prior.after_source is None and prior.before_source is not None:
+        # the class itself is gone at the PR's commit: what it declared applies to no class
+        return [Effect(who, BACKEND_USERS, UNKNOWN, "class-removed", "class-removed",
+                       level_before=prior.before)]
     if change.direction in ("added", "inherited") and prior.before_source is None:
         # the risk of the level it claims, as for any declaration of a new value
         level = prior.after if profile.level_rank(prior.after) is not None else change.after

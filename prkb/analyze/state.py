@@ -443,3 +443,14 @@ def _diff(file: str, cls: str, b_old: Reading | None, b_new: Reading | None,
 
 def changes_json(changes: Iterable[StateChange]) -> list[dict[str, Any]]:
     return [c.to_json() for c in changes]
+
+
+def after_sources(
+    state_changes: Iterable[dict[str, Any]] | None, value: str,
+) -> dict[tuple[str, str], str | None]:
+    """(class, file) -> where ``value`` comes from at the second revision, for each class
+    whose ``value`` a PR's stored state changes (:func:`changes_json`) list as changed (None:
+    the class no longer exists there; ``absent``: nothing sets it); empty when the state was
+    not read."""
+    return {(str(s["class"]), str(s["file"])): s.get("after_source")
+            for s in state_changes or [] if s.get("value") == value}

@@ -157,14 +157,17 @@ class LevelChange:
     name_file: bool = False
 
 
-def _change_facts(row: dict[str, Any], profile: Profile) -> dict[str, Any]:
-    """A stored declaration change in the shape of the report's ``changes`` items."""
-    from ..render.prfacts import why_in_a_word
+def _change_facts(
+    row: dict[str, Any], profile: Profile, after: dict[tuple[str, str], str | None],
+) -> dict[str, Any]:
+    """A stored declaration change in the shape of the report's ``changes`` items; ``after``:
+    where the value comes from at the PR's commit, by class (``analyze.state.after_sources``)."""
+    from ..render.prfacts import change_why
 
-    return {"class": row["class_name"], "attr": row["attr"], "direction": row["direction"],
-            "before": row["before"], "after": row["after"], "before_attr": row["before_attr"],
-            "before_file": row["before_file"],
-            "why": why_in_a_word(row["direction"], profile)}
+    facts = {"class": row["class_name"], "attr": row["attr"], "direction": row["direction"],
+             "before": row["before"], "after": row["after"], "before_attr": row["before_attr"],
+             "before_file": row["before_file"], "file": row["file"]}
+    return {**facts, "why": change_why(facts, profile, after)}
 
 
 @dataclass
@@ -282,6 +285,8 @@ def _effective(dg: Digest, changes: list[dict[str, Any]] | None, it: PrItem,
 
 def gather(store: Store, period: Period, profile: Profile | None = None) -> Digest:
     """Everything the digest says about ``period``, read from the knowledge base."""
+    from ..analyze.state import after_sources
+
     profile = profile or load_profile()
     dg = Digest(period, profile)
     # stored dates are UTC ISO text, so SQL narrows the rows (a day of margin either side);
@@ -313,16 +318,18 @@ def gather(store: Store, period: Period, profile: Profile | None = None) -> Dige
     merged_ids.sort(key=lambda p: _sort_key(p[1]))
 
     for pr_id, it in merged_ids:
+        states = store.state_changes_of(pr_id)
+        after = after_sources(states, profile.display)
         for r in store.symbol_changes_of(pr_id):
             dg.level_changes.append(
                 LevelChange(
                     r["class_name"], r["file"], r["before"], r["after"], r["direction"], it,
-                    _change_facts(r, profile),
+                    _change_facts(r, profile, after),
                     before_text=_shown(profile, r["before"], r["attr"]),
                     after_text=_shown(profile, r["after"], r["attr"]),
                 )
             )
-        _effective(dg, store.state_changes_of(pr_id), it, store.paths_of(pr_id))
+        _effective(dg, states, it, store.paths_of(pr_id))
         for r in store.findings_of(pr_id):
             if r["rule"] == "patch-unavailable":
                 continue

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..analyze.conditions import condition_shift
 from ..analyze.risk import is_declaration_core, risk_tags_for
+from ..analyze.state import after_sources
 from ..evidence import is_inferred
 from ..models import Finding, RiskTag, SymbolChange
 from ..profile import Profile
@@ -115,7 +116,8 @@ def read_pr(store: Store, ref: str | int, profile: Profile) -> PrFacts:
     body = rec.get("body") or ""
     patches = {f["filename"]: f.get("patch") for f in rec.get("files") or []}
     flag_levels = frozenset(str(x) for x in profile.audit.get("flag_levels", []))
-    changes = [_change(c, profile, flag_levels) for c in facts["symbol_changes"]]
+    after = after_sources(ext.get("state_changes"), profile.display)
+    changes = [_change(c, profile, flag_levels, after) for c in facts["symbol_changes"]]
     calls: list[dict[str, Any]] = []
     for path in sorted(patches):
         calls.extend(related_calls(path, patches[path], profile))
@@ -139,8 +141,13 @@ def read_pr(store: Store, ref: str | int, profile: Profile) -> PrFacts:
     )
 
 
-def _change(c: dict[str, Any], profile: Profile, flag_levels: frozenset[str]) -> dict[str, Any]:
-    """A stored declaration change with what the report says of it."""
+def _change(
+    c: dict[str, Any], profile: Profile, flag_levels: frozenset[str],
+    after: dict[tuple[str, str], str | None],
+) -> dict[str, Any]:
+    """A stored declaration change with what the report says of it; ``after``: where the value
+    comes from at the PR's commit, by class (:func:`prkb.analyze.state.after_sources`), which
+    tells whether a removed declaration leaves an inherited value, none, or no class at all."""
     sc = SymbolChange.from_json(c)
     # a conditional value whose test gained or lost an operand: raised where it changed?
     shift = condition_shift(c["before"], c["after"], profile) \
@@ -153,12 +160,28 @@ def _change(c: dict[str, Any], profile: Profile, flag_levels: frozenset[str]) ->
         "before_rank": profile.level_rank(c["before"]),
         "after_rank": profile.level_rank(c["after"]),
         "conditional": any(" if " in (v or "") for v in (c["before"], c["after"])),
-        "why": why_in_a_word(c["direction"], profile),
+        "why": change_why(c, profile, after),
         "core": is_declaration_core(sc, profile),
         "raises_to": raises_to,  # the level a condition shift raises it to, or None
         # the level it reaches (there, for a condition shift) needs a growing threshold
         "flag_level": (raises_to or c["after"]) in flag_levels,
     }
+
+
+def change_why(
+    c: dict[str, Any], profile: Profile, after: dict[tuple[str, str], str | None],
+) -> str:
+    """The reason word of a change (:func:`why_in_a_word`); a removed declaration whose class
+    the state model read as gone at the PR's commit is ``class-removed``, one that leaves no
+    value anywhere in the class's bases ``nothing-inherited`` (else it falls back to the
+    inherited value)."""
+    key = (str(c["class"]), str(c["file"]))
+    if c["direction"] == "removed" and key in after:
+        if after[key] is None:
+            return "class-removed"
+        if after[key] == "absent":
+            return "nothing-inherited"
+    return why_in_a_word(c["direction"], profile)
 
 
 def _module_of(path: str) -> str | None:

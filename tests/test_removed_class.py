@@ -1,0 +1,72 @@
+"""A declaration removed with its class says so: the state model reads no class there at the
+PR's commit, so nothing "falls back to the inherited value" (#29262 and #27954 on the fork,
+with the decode-threshold profile; #42121 with the KV-update one). A removal that leaves no
+value anywhere in the class's bases says that, and one that leaves an inherited value still
+falls back to it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kbrecords import FILE, change, record
+
+from prkb.ingest import ingest
+from prkb.profile import load_profile
+from prkb.publish.digest import gather, render, week_key, week_period
+from prkb.render.report import render_report, report_facts
+from prkb.store import Store
+
+PROFILE = load_profile("vllm-decode-threshold")
+ATTR = "reorder_batch_threshold"
+WHEN = "2026-03-04T00:00:00Z"
+
+
+def _removal(number: int, after: str | None, after_source: str | None) -> dict[str, Any]:
+    rec = record(number, f"Remove the builder of #{number}", WHEN,
+                 changes=[change(ATTR, "1", None, "removed")], lineage=[])
+    rec["prkb"]["state_changes"] = [{
+        "file": FILE, "class": "FooBuilder", "value": ATTR, "before": "1", "after": after,
+        "before_source": "declared", "after_source": after_source}]
+    return rec
+
+
+@pytest.fixture()
+def kb(tmp_path: Path) -> Store:
+    store = Store(tmp_path / "kb.sqlite")
+    ingest(store, _removal(1, None, None), PROFILE)  # the class is gone
+    ingest(store, _removal(2, None, "absent"), PROFILE)  # no base sets it
+    ingest(store, _removal(3, "4", "inherited:BaseBuilder"), PROFILE)  # a base sets it
+    return store
+
+
+def test_each_removal_says_what_is_left(kb: Store) -> None:
+    why = {n: report_facts(kb, str(n), PROFILE).changes[0]["why"] for n in (1, 2, 3)}
+    assert why == {1: "class-removed", 2: "nothing-inherited", 3: "inherited"}
+    en = {n: render_report(kb, n, lang="en", fmt="md", profile=PROFILE) for n in (1, 2, 3)}
+    assert f"`{ATTR}` removed, it was `1` (the class itself was removed)" in en[1]
+    assert "no longer exists at the PR's commit, so its value (`1`) applies to no class" in en[1]
+    assert "(no class it derives from sets it either)" in en[2]
+    assert "(falls back to the inherited value)" in en[3]
+    assert all("falls back" not in en[n] for n in (1, 2))
+    zh = render_report(kb, 1, lang="zh", fmt="md", profile=PROFILE)
+    assert "（该类本身已被删除）" in zh and "回退到继承的值" not in zh
+
+
+def test_only_a_removal_that_leaves_a_value_gets_the_falls_back_tag(kb: Store) -> None:
+    tags = {n: {t["code"] for t in kb.pr_facts(str(n))["risk_tags"]} for n in (1, 2, 3)}
+    # the tag's label says the value falls back to an inherited one: only where one is left
+    assert "declaration-removed" not in tags[1] and "declaration-removed" not in tags[2]
+    assert "declaration-removed" in tags[3]
+
+
+def test_the_digest_says_it_as_the_report_does(kb: Store) -> None:
+    from datetime import datetime
+
+    dg = gather(kb, week_period(week_key(datetime.fromisoformat(WHEN.replace("Z", "+00:00")))),
+                PROFILE)
+    assert {lc.facts["why"] for lc in dg.level_changes} == {
+        "class-removed", "nothing-inherited", "inherited"}
+    text = render(dg, "en", "text")
+    assert "(the class itself was removed)" in text
