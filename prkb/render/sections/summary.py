@@ -7,6 +7,7 @@ from typing import Any
 
 from ...profile import Profile
 from ..prfacts import PrFacts
+from ..state_view import state_facts
 
 
 @dataclass(frozen=True)
@@ -16,14 +17,21 @@ class Summary:
     # the consistency audit's reading of the classes raised to a level its rule is about
     # (rule_readings ``state``; None: no such class)
     reading: str | None
+    # no declaration changed, but the value in force did: the state model's rows of the
+    # profile's value (state_view.state_row), else empty
+    state_only: list[dict[str, Any]]
 
 
 def build(f: PrFacts) -> Summary:
+    state_only = [] if f.changes else [
+        r for r in state_facts(f.facts, f.profile)["changes"] if r["value"] == f.profile.display]
+    action = recommend(f.changes, f.facts["findings"], "missing-tests" in f.risk_codes,
+                       f.readings["state"], f.flag_levels, f.profile)
     return Summary(
         classes=f.classes,
-        action=recommend(f.changes, f.facts["findings"], "missing-tests" in f.risk_codes,
-                         f.readings["state"], f.flag_levels, f.profile),
+        action="state-only" if action == "no-change" and state_only else action,
         reading=f.readings["state"],
+        state_only=state_only,
     )
 
 
