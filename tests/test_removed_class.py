@@ -70,3 +70,26 @@ def test_the_digest_says_it_as_the_report_does(kb: Store) -> None:
         "class-removed", "nothing-inherited", "inherited"}
     text = render(dg, "en", "text")
     assert "(the class itself was removed)" in text
+
+
+def test_a_class_the_audit_reads_as_no_builder_is_not_called_one(tmp_path: Path) -> None:
+    """A class outside the builders' hierarchy that declares a field of the symbol's name (a
+    benchmark's config dataclass, #26835 on the fork) is a "class", not a "builder", and the
+    risks say it decides nothing; a builder removed by the PR is still one."""
+    other = {"class": "OtherBuilder", "file": "pkg/other.py", "declared": "1",
+             "effective": "1", "dynamic": False, "meets_rule": None}
+    rec = record(4, "Add a benchmark", WHEN, lineage=[],
+                 changes=[{**change(ATTR, None, "None", "added", cls="BenchmarkConfig"),
+                           "file": "benchmarks/common.py"}], levels=[other])
+    rec["files"] = [{"filename": "benchmarks/common.py", "status": "added"}]
+    rec["prkb"]["state_changes"] = []
+    with Store(tmp_path / "kb.sqlite") as st:
+        ingest(st, rec, PROFILE)
+        ingest(st, _removal(1, None, None), PROFILE)
+        en = render_report(st, 4, lang="en", fmt="md", profile=PROFILE)
+        gone = render_report(st, 1, lang="en", fmt="md", profile=PROFILE)
+    assert ("- Class `BenchmarkConfig` in `benchmarks/common.py`; no platform recognised from "
+            "the file's path. It is no builder: at the PR's commit the audit does not find it "
+            "below `AttentionMetadataBuilder`, so its value decides nothing the profile "
+            "tracks.") in en
+    assert "- Builder `FooBuilder`" in gone and "It is no builder" not in gone

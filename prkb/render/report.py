@@ -105,6 +105,7 @@ def facts_of(f: PrFacts) -> ReportFacts:
             "kind": profile.kind,  # what the value is: enum (levels), int, bool, str, expr
             "enum": profile.enum,
             "related_names": related_names(profile),
+            "builder_bases": sorted(profile.builder_bases),
         },
         changes=f.changes,
         header=header.build(f),

@@ -72,9 +72,9 @@ def build(f: PrFacts) -> Risks:
         platforms=list(plats.code), portable=plats.portable,
         title_platforms=list(plats.title_only),
         features=[{"name": x.name, "where": list(x.where)} for x in scope.features],
-        builders=_builders(scope, f.changes, f.readings, profile, {
+        builders=_holders(f, _builders(scope, f.changes, f.readings, profile, {
             (str(b.get("class")), str(b.get("file"))) for b in f.levels_now
-            if b.get("meets_rule") is None}),
+            if b.get("meets_rule") is None})),
         findings=facts["findings"],  # messages of the language: localize()
         readings=f.readings["groups"],
     )
@@ -122,6 +122,25 @@ def localize(r: Risks, lang: str, profile: Profile) -> Risks:
                    "commit": x["commit"], "fixed_by": x.get("fixed_by")}
                   for x in r.findings],
     )
+
+
+def _holders(f: PrFacts, builders: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each changed class marked ``holder``: False for one the audit read as no class that
+    holds the value at the PR's commit nor at its parent (no subclass of the profile's
+    ``builder_bases``, and no root base itself: a dataclass with a field of the symbol's
+    name), else True. Without the audit's reading (no state read) every class is taken as
+    one."""
+    states = f.facts.get("state_changes")
+    read = states is not None and bool(f.profile.builder_bases)
+    held = {(str(b.get("class")), str(b.get("file"))) for b in f.levels_now}
+    # a builder at the parent only (removed by the PR) is in the state model's changes
+    held |= {(str(s["class"]), str(s["file"])) for s in states or []
+             if s.get("before_source") or s.get("after_source")}
+    for b in builders:
+        name = b["class_name"]
+        b["holder"] = not read or (name, b["file"]) in held or "<locals>" in name \
+            or name.rsplit(".", 1)[-1] in f.profile.builder_bases
+    return builders
 
 
 def _platform_label(profile: Profile, code: str, lang: str) -> str:
