@@ -130,3 +130,19 @@ def test_other_expression_changes_stay_unknown() -> None:
     c = ch("changed", "ALWAYS if fa3() else UNIFORM_BATCH", "ALWAYS if fa4() else UNIFORM_BATCH")
     assert [(e.reason, e.when) for e in s.effects_of(c, P, [], {})] == [
         ("expression-changed", None)]
+
+
+def test_a_class_that_sets_the_value_first_is_no_new_class_without_builder_bases() -> None:
+    """Without builder bases (the query-length profile), the holders are the classes that set
+    the value: one that sets it for the first time may long have existed (#26541 on the fork
+    introduced ``query_len_support`` in ``MLACommonMetadataBuilder``), so it is not "a new
+    builder"; with builder bases, a class below them that was no builder at the parent is."""
+    for name, reason in (("vllm-query-len", "new-holder"), ("vllm-cudagraph", "new-builder")):
+        profile = load_profile(name)
+        ch = SymbolChange("pkg/x.py", "XBuilder", profile.display, None, profile.default_level,
+                          "added")
+        prior = {("XBuilder", "pkg/x.py"): s.Prior(None, None, None, profile.default_level,
+                                                   "declared", "pkg/x.py", None)}
+        got = s.scope_of({"files": [{"filename": "pkg/x.py"}], "title": ""}, [ch], [], profile,
+                         prior=prior)
+        assert [e.reason for e in got.effects][:1] == [reason], name

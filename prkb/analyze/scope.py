@@ -241,7 +241,10 @@ def _effects_from_state(
     read against the builder's effective values at both revisions:
 
     - a new builder (no builder of that class and file at the parent) adds a row and takes
-      nothing from any other (``new-builder``), then the risk of the level it claims;
+      nothing from any other (``new-builder``; ``new-holder`` when the class sets the value
+      itself and the profile has no builder bases, whose holders are the classes that set
+      it: the class may have existed without setting it), then the risk of the level it
+      claims;
     - a builder gone at the PR's commit (the class, or its file, was removed): what it
       declared applies to no class (``class-removed``, ``level_before`` its value);
     - left on a spelling the code no longer reads: its users pay for the drop (``left-stale``);
@@ -270,7 +273,11 @@ def _effects_from_state(
         risk = [e for e in _effects(claimed, profile, findings, verdicts)
                 if e.reason == "correctness-risk"]
         party = risk[0].party if risk else BACKEND_USERS
-        return [Effect(who, party, NEITHER, "new-builder", "new-builder",
+        # with builder bases, no builder of that class and file at the parent: a new class
+        # below them; without, the class did not set the value there (it may have existed)
+        own = str(prior.after_source or "") in ("declared", "init")
+        reason = "new-holder" if own and not profile.builder_bases else "new-builder"
+        return [Effect(who, party, NEITHER, reason, "new-builder",
                        level_after=prior.after), *risk]
     origin: tuple[str | None, str | None] = (None, None)
     if prior.after_source == "stale" and prior.before_source is not None:
