@@ -400,13 +400,21 @@ class ProfileMismatch(PrkbError):
     exit_code = 2
 
 
+#: The version of what prkb derives from a record when it stores it (risk tags, platforms,
+#: findings, the relations). A knowledge base records the version its facts were derived
+#: with, and a later prkb that derives them otherwise says so until ``prkb rebuild``.
+#: 2: "platform-specific" only when every changed source file is a platform's; no
+#: "declaration removed" tag for a class that is gone or leaves no value (2026-12-03).
+ANALYSIS = "2"
+
+
 def binding_of(profile: Profile, asked: str | None) -> ProfileBinding:
     """What a knowledge base records of ``profile`` (loaded from ``asked``: a bundled name, a
     path, or None for the default)."""
     source = asked or DEFAULT_PROFILE
     if Path(source).suffix == ".toml":
         source = str(profile_path(source).resolve())
-    return ProfileBinding(profile.name, source, profile.content_hash)
+    return ProfileBinding(profile.name, source, profile.content_hash, ANALYSIS)
 
 
 def profile_for(
@@ -443,6 +451,12 @@ def profile_for(
         warn(
             f"profile {profile.name!r} changed since knowledge base {db} recorded it: facts "
             f"stored before were derived with its earlier text ('prkb rebuild' re-derives them)"
+        )
+    elif recorded.analysis != ANALYSIS and warn is not None:
+        warn(
+            f"knowledge base {db} holds facts an earlier prkb derived (analysis "
+            f"{recorded.analysis or '1'}, now {ANALYSIS}): stored risk tags and platforms may "
+            f"differ from what this one derives ('prkb rebuild' re-derives them)"
         )
     return profile
 

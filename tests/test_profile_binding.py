@@ -152,3 +152,29 @@ def test_a_knowledge_base_from_before_records_nothing_until_written(tmp_path: Pa
     assert _prkb(db, "--profile", str(toy), "import", str(snap)).returncode == 0
     binding = Store.peek_profile(db)
     assert binding is not None and binding.name == "toy-quant"
+
+
+def test_facts_an_earlier_prkb_derived_are_named_until_rebuilt(tmp_path: Path) -> None:
+    """A knowledge base records the version of prkb's derivation of facts; one made by an
+    earlier prkb (no version recorded) says so on every use, a fresh one does not, and
+    ``prkb rebuild`` records the current version."""
+    import sqlite3
+
+    from prkb.ingest import ANALYSIS
+
+    db = tmp_path / "kb.sqlite"
+    assert _prkb(db, "import", str(DATA / "vllm-git-history.jsonl")).returncode == 0
+    r = _prkb(db, "list")
+    assert r.returncode == 0 and "earlier prkb" not in r.stderr
+    with sqlite3.connect(db) as conn:  # as a prkb before ANALYSIS left it
+        conn.execute("DELETE FROM kb_meta WHERE key = 'profile.analysis'")
+    r = _prkb(db, "list")
+    assert r.returncode == 0
+    assert (f"holds facts an earlier prkb derived (analysis 1, now {ANALYSIS}): stored risk "
+            "tags and platforms may differ from what this one derives ('prkb rebuild' "
+            "re-derives them)") in r.stderr
+    assert _prkb(db, "rebuild").returncode == 0
+    r = _prkb(db, "list")
+    assert r.returncode == 0 and "earlier prkb" not in r.stderr
+    binding = Store.peek_profile(db)
+    assert binding is not None and binding.analysis == ANALYSIS

@@ -277,6 +277,9 @@ class ProfileBinding:
     name: str
     source: str
     hash: str
+    # the version of prkb's derivation of facts they were made with (``ingest.ANALYSIS``);
+    # "" for a knowledge base from before prkb recorded it
+    analysis: str = ""
 
 
 def is_damage(e: sqlite3.DatabaseError) -> bool:
@@ -492,7 +495,8 @@ class StoreBase:
     def _record_profile(self, b: ProfileBinding) -> None:
         self.conn.executemany(
             "INSERT OR IGNORE INTO kb_meta(key, value) VALUES (?, ?)",
-            [("profile.name", b.name), ("profile.source", b.source), ("profile.hash", b.hash)],
+            [("profile.name", b.name), ("profile.source", b.source), ("profile.hash", b.hash),
+             ("profile.analysis", b.analysis)],
         )
 
     @staticmethod
@@ -517,7 +521,7 @@ class StoreBase:
         if "profile.name" not in rows:
             return None
         return ProfileBinding(rows["profile.name"], rows.get("profile.source", ""),
-                              rows.get("profile.hash", ""))
+                              rows.get("profile.hash", ""), rows.get("profile.analysis", ""))
 
     # --- state ----------------------------------------------------------------------------
 
