@@ -93,3 +93,17 @@ def test_a_class_the_audit_reads_as_no_builder_is_not_called_one(tmp_path: Path)
             "below `AttentionMetadataBuilder`, so its value decides nothing the profile "
             "tracks.") in en
     assert "- Builder `FooBuilder`" in gone and "It is no builder" not in gone
+
+
+def test_a_profile_without_levels_says_values_not_levels(kb: Store) -> None:
+    """The digest of an int profile speaks of the value in force, not of levels (its
+    "Effective level changes" heading was the CUDA-graph profile's word)."""
+    from datetime import datetime
+
+    dg = gather(kb, week_period(week_key(datetime.fromisoformat(WHEN.replace("Z", "+00:00")))),
+                PROFILE)
+    en, zh = render(dg, "en", "text"), render(dg, "zh", "text")
+    assert "Effective value changes: " in en and "level" not in en.lower()
+    assert "生效值变更：" in zh and "级别" not in zh
+    cg = gather(kb, dg.period, load_profile("vllm-cudagraph"))
+    assert "Effective level changes: " in render(cg, "en", "text")
