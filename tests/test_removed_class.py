@@ -107,3 +107,24 @@ def test_a_profile_without_levels_says_values_not_levels(kb: Store) -> None:
     assert "生效值变更：" in zh and "级别" not in zh
     cg = gather(kb, dg.period, load_profile("vllm-cudagraph"))
     assert "Effective level changes: " in render(cg, "en", "text")
+
+
+def test_the_site_of_a_profile_without_levels_says_no_level(kb: Store, tmp_path: Path) -> None:
+    """Every page of an int profile's site (timeline filters, class pages, matrix, digests)
+    speaks of values: no "level" nor "级别" outside code."""
+    import html
+    import re
+
+    from prkb.site.build import build_site
+
+    out = tmp_path / "site"
+    build_site(kb, out, PROFILE, search=False)
+    found = {}
+    for page in out.rglob("*.html"):
+        text = re.sub(r"<(script|style|code|pre)[^>]*>.*?</\1>", " ",
+                      page.read_text(encoding="utf-8"), flags=re.S)
+        text = html.unescape(re.sub(r"<[^>]+>", " ", text))
+        hits = re.findall(r"\b[Ll]evels?\b|级别", text)
+        if hits:
+            found[str(page.relative_to(out))] = hits
+    assert len(list(out.rglob("*.html"))) > 10 and found == {}

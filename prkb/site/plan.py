@@ -240,7 +240,10 @@ def plan_pages(
             f"{lang}/index.html", "site/index.html",
             {**common, "h": h_home, "c": counts, "n": total, "b": builder_options},
             partial(_index_context, fixed, timeline, total=total, builders=builder_options,
-                    counts=counts, risk_codes=list(gl.get("risk_tags", {})),
+                    counts=counts, risk_codes=[
+                        c for c in gl.get("risk_tags", {})
+                        # a raise or a lowering is a risk only for levels (analyze/risk.py)
+                        if profile.has_levels or c not in ("level-raised", "level-lowered")],
                     directions=list(gl.get("directions", {})), platforms=profile.platforms),
             lang=lang,
         ))
