@@ -13,7 +13,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "check",
         parents=[common],
-        help="audit a pull request: findings new at HEAD, fixed, level changes, docs drift",
+        help="audit a pull request: findings new at HEAD, fixed, declaration changes, docs drift",
         description=(
             "Runs the consistency audit at BASE and at HEAD (git objects only) and reports the "
             "findings new at HEAD (matched by rule, file and class; renamed files and moved "

@@ -48,12 +48,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "timeline",
         parents=[common],
-        help="a builder class's declared (and effective) level over time, PR by PR",
+        help="a class's declared (and effective) value over time, PR by PR",
         description=(
             "Lists every stored change to CLASS's declaration, oldest first, following the "
             "attribute across its spellings (the profile's symbol family), with the PR of each "
-            "change and the declared level after it. Where the git collector's audit stored "
-            "readings, also the effective level (with inheritance) at each commit where it "
+            "change and the declared value after it. Where the git collector's audit stored "
+            "readings, also the effective value (with inheritance) at each commit where it "
             "changed."
         ),
     )
@@ -126,7 +126,7 @@ def cmd_timeline(args: argparse.Namespace) -> int:
             f"{c['after'] or '-'} ({c['direction']}){eff}{state}  {c['title'][:60]}"
         ))
     if tl["effective"]:
-        print("  effective level at collected commits:")
+        print(f"  effective {'level' if profile.has_levels else 'value'} at collected commits:")
         for e in tl["effective"]:
             who = f"#{e['pr']}" if isinstance(e["pr"], int) else str(e["commit"])[:12]
             dyn = (

@@ -87,7 +87,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser(
-        "list", parents=[common], help="one row per PR: number, date, title, level changes, tags"
+        "list", parents=[common],
+        help="one row per PR: number, date, title, declaration changes, tags"
     )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--wide", action="store_true",
