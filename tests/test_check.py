@@ -468,3 +468,26 @@ def test_json_output(history, capsys):
     assert rc == 1 and data["failing"] is True and data["fail_on"] == "new"
     assert [f["class"] for f in data["new"]] == ["TritonMLAMetadataBuilder"]
     assert data["docs"]["introduced"][0]["kind"] == "missing"
+
+
+def test_an_int_profile_says_values_and_their_direction(tmp_path):
+    """With an int profile (the decode threshold), an effective change is raised or lowered as
+    a number, and the text says "effective value changes" (it said "level", and "changed")."""
+    from prkb.check.formats import render
+
+    r = GitRepoBuilder.init(tmp_path / "src")
+    utils = "vllm/v1/attention/backends/utils.py"
+    fm = "vllm/v1/attention/backends/mla/flashmla.py"
+    base = ("class AttentionMetadataBuilder:\n"
+            "    reorder_batch_threshold: int = 1\n")
+    builder = ("from vllm.v1.attention.backends.utils import AttentionMetadataBuilder\n\n\n"
+               "class FlashMLAMetadataBuilder(AttentionMetadataBuilder):\n"
+               "    reorder_batch_threshold: int = {n}\n")
+    first = r.commit({utils: base, fm: builder.format(n=512)}, "add (#1)")
+    second = r.commit({fm: builder.format(n=128)}, "tune (#2)")
+    threshold = load_profile("vllm-decode-threshold")
+    report = run_check(str(r.path), first, second, threshold)
+    assert [(e.class_name, e.before, e.after, e.direction) for e in report.effective] == [
+        ("FlashMLAMetadataBuilder", "512", "128", "lowered")]
+    text = render(report, "text", threshold)
+    assert "effective value changes: 1" in text and "level" not in text

@@ -326,6 +326,8 @@ def effective_changes(
             continue
         if len(b.levels) == 1 and len(h.levels) == 1:
             direction = direction_of(b.levels[0], h.levels[0], profile)
+        elif not profile.has_levels:  # an int compares as a number, a bool flips
+            direction = direction_of(b.effective, h.effective, profile)
         else:
             direction = "changed"
         out.append(EffectiveChange(h.file, h.class_name, h.lineno, _levels_text(b),

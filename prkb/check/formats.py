@@ -119,7 +119,7 @@ def _arrow(before: str | None, after: str | None) -> str:
     return f"{shown(before)} -> {shown(after)}"
 
 
-def to_text(report: CheckReport, fail_on: str = "new") -> str:
+def to_text(report: CheckReport, fail_on: str = "new", *, levels: bool = True) -> str:
     r = report
     lines = [
         f"prkb check {r.base}..{r.head} ({r.base_sha[:12]}..{r.head_sha[:12]}): "
@@ -151,7 +151,7 @@ def to_text(report: CheckReport, fail_on: str = "new") -> str:
                 if c.meaning_after:
                     lines.append(f"           now: {c.meaning_after.get('en', '')}")
     if r.effective:
-        lines.append(f"effective level changes: {len(r.effective)}")
+        lines.append(f"effective {'level' if levels else 'value'} changes: {len(r.effective)}")
         for e in r.effective:
             stale = " (left on a spelling the code no longer reads)" \
                 if e.after_source == "stale" and e.before_source != "stale" else ""
@@ -336,7 +336,7 @@ def drift_command(d: DriftItem) -> str:
 def render(report: CheckReport, fmt: str, profile: Profile, fail_on: str = "new",
            base_url: str | None = None) -> str:
     if fmt == "text":
-        return to_text(report, fail_on)
+        return to_text(report, fail_on, levels=profile.has_levels)
     if fmt == "json":
         return to_json(report, fail_on)
     if fmt == "sarif":
