@@ -374,7 +374,12 @@ def file_markers(profile: Profile) -> list[str]:
 
 def _input_names(profile: Profile) -> InputNames:
     """What the audit reads for the profile's rule besides the profile's value (the rule
-    module's ``INPUTS.audit_names``; nothing without one)."""
+    module's ``INPUTS.audit_names``; nothing without one), once per profile: it is asked for
+    each file parsed."""
+    return _per_profile(profile, _make_input_names)
+
+
+def _make_input_names(profile: Profile) -> InputNames:
     inputs = rule_inputs(profile.rules)
     return inputs.audit_names(profile) if inputs is not None else InputNames()
 

@@ -24,6 +24,7 @@ from ..store import Store
 from .body import Section, body_sections, mentions
 from .patches import classes_touched, related_calls, related_names
 from .readings import rule_readings
+from .state_view import state_facts
 
 KEY_FILES = 15  # at most this many files (and related lines) are listed for a big PR
 
@@ -61,7 +62,8 @@ class PrFacts:
     and ``symbols``; ``shown``: the files a report lists (all, or the ones that matter to the
     symbol in a big PR), ``files_more``: what it leaves out (None: nothing); ``readings``:
     the consistency audit's readings of the raised classes (:func:`.readings.rule_readings`);
-    ``clone``: the path of the clone the record's code comes from, when still there.
+    ``clone``: the path of the clone the record's code comes from, when still there;
+    ``state``: the code's state change as rows (:func:`.state_view.state_facts`).
     The caller must not change it.
     """
 
@@ -87,6 +89,7 @@ class PrFacts:
     risk_why: dict[str, list[str]]
     levels_now: list[dict[str, Any]]
     clone: str | None
+    state: dict[str, Any]
 
     @property
     def git_only(self) -> bool:
@@ -138,6 +141,7 @@ def read_pr(store: Store, ref: str | int, profile: Profile) -> PrFacts:
         readings=rule_readings(store, facts, changes, profile),
         risk_tags=tags, risk_why=why, levels_now=ext.get("builder_levels") or [],
         clone=_clone_path(store, facts) if changes else None,
+        state=state_facts(facts, profile),
     )
 
 

@@ -14,15 +14,16 @@ code notes of its inputs (``INPUTS``, a :class:`RuleInputs`).
 
 from __future__ import annotations
 
-import ast
 import importlib
 from dataclasses import dataclass
+from functools import lru_cache
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ...errors import InputError
 
 if TYPE_CHECKING:
+    import ast
     from collections.abc import Sequence
 
     from ...profile import Profile
@@ -32,9 +33,10 @@ if TYPE_CHECKING:
     from ..symbols import ClassFacts
 
 
+@lru_cache(maxsize=16)
 def load_rule(rules: str) -> ModuleType | None:
     """The audit rule module named ``rules`` (a profile's ``[profile] rules``); None for
-    ``""``."""
+    ``""``. Looked up once per name: the audit asks for it per class and per file."""
     if not rules:
         return None
     try:

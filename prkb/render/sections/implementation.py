@@ -9,7 +9,6 @@ from typing import Any
 
 from ..body import test_commands
 from ..prfacts import KEY_FILES, PrFacts
-from ..state_view import state_facts
 
 
 @dataclass(frozen=True)
@@ -34,7 +33,7 @@ def build(f: PrFacts) -> Implementation:
     # the test files of the key files first (those that name the symbol), then the others
     touched = sorted(f.facts["tests_touched"], key=lambda p: (p not in shown, p))
     return Implementation(
-        state=state_facts(f.facts, f.profile),
+        state=f.state,
         calls=calls, calls_more=len(f.calls) - len(calls),
         files=f.shown, files_more=f.files_more,
         tests={"touched": touched[:KEY_FILES], "touched_more": len(touched[KEY_FILES:]),

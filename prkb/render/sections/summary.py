@@ -7,7 +7,6 @@ from typing import Any
 
 from ...profile import Profile
 from ..prfacts import PrFacts
-from ..state_view import state_facts
 
 
 @dataclass(frozen=True)
@@ -24,7 +23,7 @@ class Summary:
 
 def build(f: PrFacts) -> Summary:
     state_only = [] if f.changes else [
-        r for r in state_facts(f.facts, f.profile)["changes"] if r["value"] == f.profile.display]
+        r for r in f.state["changes"] if r["value"] == f.profile.display]
     action = recommend(f.changes, f.facts["findings"], "missing-tests" in f.risk_codes,
                        f.readings["state"], f.flag_levels, f.profile)
     return Summary(
