@@ -134,19 +134,54 @@ def test_site_report_says_each_relation_as_one_sentence(kb: Store, lang: str) ->
     assert expected(lang) <= got
 
 
-def test_site_pr_page_box_says_each_relation_as_one_sentence(kb: Store, tmp_path: Path) -> None:
+def test_site_pr_page_says_each_relation_once_with_links(kb: Store, tmp_path: Path) -> None:
     from prkb.site.build import build_site
 
     out = tmp_path / "site"
     build_site(kb, out, PROFILE, langs=["en", "zh"], search=False)
     for lang in ("en", "zh"):
         page = (out / lang / "pr" / f"{ME}.html").read_text(encoding="utf-8")
-        box = page.split('class="box related"', 1)[1].split("</section>", 1)[0]
-        # the other PRs have no title: the relation's span is the sentence (its evidence is
-        # worded in the report below)
-        items = re.findall(r'<li><span class="reltype">(.*?)</span>\s*</li>', box, re.S)
-        got = {" ".join(_visible(s).split()) for s in items}
-        assert got == expected(lang)
+        # one list of related PRs: the report's, with each relation's evidence
+        heading = {"en": "Related PRs", "zh": "关联脉络"}[lang]
+        assert page.count(f"<h2>{heading}</h2>") == 1
+        assert 'class="box related"' not in page
+        part = page.split(f"<h2>{heading}</h2>", 1)[1]
+        items = re.findall(r"<li>(.*?)</li>", part.split("</div>", 1)[0], re.S)
+        got = {_sentence(_visible(i)) for i in items}
+        assert expected(lang) <= got
+        # the others are not in the knowledge base: no page, so no link to one
+        assert 'class="prlink"' not in part
+
+
+def test_site_report_links_each_related_pr_that_has_a_page(tmp_path: Path) -> None:
+    from prkb.site.build import build_site
+
+    store = Store(tmp_path / "kb.sqlite")
+    add(store, record(ME, title="[Core] the PR every relation is seen from"))
+    add(store, record(601, title="[Core] fix 中文"))
+    store.conn.executemany(
+        "INSERT INTO relations(source, target, type, evidence, confidence, origin) "
+        "VALUES (?,?,?,?,?,?)",
+        [("pr:601", f"pr:{ME}", "fixes-regression-from", "", 0.9, "text"),
+         (f"pr:{ME}", "pr:999", "depends-on", "", 0.9, "text")],
+    )
+    store.conn.commit()
+    out = tmp_path / "site"
+    build_site(store, out, PROFILE, langs=["en", "zh"], search=False)
+    for lang in ("en", "zh"):
+        page = (out / lang / "pr" / f"{ME}.html").read_text(encoding="utf-8")
+        links = re.findall(r'<a class="prlink" href="([^"]+)">([^<]*)</a>', page)
+        # #601 has a page, a neighbour of this one; #999 is not in the knowledge base
+        assert links == [("601.html", "#601")]
+        assert (out / lang / "pr" / "601.html").is_file()
+        # what a reader sees is the report's own sentence, spacing included
+        text = render_report(store, ME, lang=lang, fmt="txt", profile=PROFILE)
+        want = next(ln[2:] for ln in text.splitlines() if ln.startswith("• ") and "#601" in ln)
+        line = next(i for i in re.findall(r"<li>(.*?)\n", page) if "601.html" in i)
+        assert _visible(line).rstrip() == want.rstrip()
+        # the page's graph link stays
+        assert f"graph.html?focus={ME}" in page
+    store.close()
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -177,7 +177,7 @@ def test_home_filter_then_pr_then_language_switch(page: tuple[Any, Watch], base_
 def test_follow_a_related_pr(page: tuple[Any, Watch], base_url: str) -> None:
     pg, _ = page
     pg.goto(base_url + "en/pr/90011.html")
-    pg.click("section.related a.prlink")
+    pg.click("section.report a.prlink")
     pg.wait_for_url("**/en/pr/90010.html")
     assert "Synth A" in pg.inner_text("h1")
 
@@ -1130,7 +1130,7 @@ def test_graph_time_axis_labels_and_focus(browser: Any, dense_url: str, lang: st
     other = next(n for n in got["nodes"] if n["id"] == "pr:91006")
     pg.mouse.click(other["sx"], other["sy"])  # again: its page
     pg.wait_for_url(f"**/{lang}/pr/91006.html")
-    pg.click("section.related a[href='../graph.html?focus=91006']")
+    pg.click(".facts a[href='../graph.html?focus=91006']")
     pg.wait_for_url(f"**/{lang}/graph.html?focus=91006")
     pg.wait_for_selector("#graph[data-ready='1']", timeout=15000)
     got = check_focus("pr:91006")

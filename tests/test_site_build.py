@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -140,10 +141,11 @@ def test_audit_lists_findings_with_the_pr_that_introduced_them(built: tuple[Path
 def test_related_prs_link_inside_the_site(built: tuple[Path, Any]) -> None:
     site, _ = built
     text = (site / "en" / "pr" / "90011.html").read_text()
-    related = text.split('class="box related"', 1)[1].split("</section>", 1)[0]
-    assert 'href="../pr/90010.html"' in related
+    # the report's related PRs: each a link to its page, in the same folder
+    related = text.split("<h2>Related PRs</h2>", 1)[1].split("</div>", 1)[0]
+    assert 'class="prlink" href="90010.html">#90010</a>' in related
     back = (site / "en" / "pr" / "90010.html").read_text()
-    assert 'href="../pr/90011.html"' in back.split('class="box related"', 1)[1]
+    assert 'href="90011.html"' in back.split("<h2>Related PRs</h2>", 1)[1].split("</div>", 1)[0]
     graph = graph_data(site, "en")
     ids = [n["id"] for n in graph["nodes"]]
     assert {"pr:90010", "pr:90011"} <= set(ids) and len(ids) == len(set(ids))
@@ -223,7 +225,8 @@ def test_failed_build_keeps_the_previous_site(tmp_path: Path) -> None:
         before = sorted(p.relative_to(out) for p in out.rglob("*"))
         index = (out / "en" / "index.html").read_bytes()
 
-        def broken_report(store: Store, pr: dict[str, Any], lang: str) -> str:
+        def broken_report(store: Store, pr: dict[str, Any], lang: str,
+                          links: Mapping[str, str]) -> str:
             if pr["number"] == 45149:
                 raise PrkbError("report failed")
             return "<p>r</p>"
@@ -231,7 +234,8 @@ def test_failed_build_keeps_the_previous_site(tmp_path: Path) -> None:
         with pytest.raises(PrkbError, match="report failed"):
             build_site(store, out, profile, search=False, report_html=broken_report)
 
-        def bad_link(store: Store, pr: dict[str, Any], lang: str) -> str:
+        def bad_link(store: Store, pr: dict[str, Any], lang: str,
+                     links: Mapping[str, str]) -> str:
             return '<p><a href="../pr/424242.html">x</a></p>'
 
         with pytest.raises(site_links.BrokenLinks, match=r"pr/\d+\.html -> \w+/pr/424242.html"):
@@ -398,6 +402,10 @@ def test_digest_pages_feeds_and_navigation(tmp_path: Path) -> None:
     assert 'href="../pr/90001.html"' in page and 'href="../pr/47144.html"' in page
     assert "<script>alert" not in page and "&lt;script&gt;alert" in page
     assert "javascript:" not in page and "prkb.invalid" not in page
+    # the mailed digest's markup as it is (its template escapes every value): the classes the
+    # site's style reads are kept
+    assert '<section class="digest" lang="en">' in page and '<p class="period">' in page
+    assert re.search(r'<span class="date">\d{4}-\d\d-\d\d</span>', page)
     assert re.search(r'id="lang-zh"[^>]*href="\.\./\.\./zh/digest/2026-W28\.html"', page)
     zh_page = (site / "zh" / "digest" / f"{hostile_week}.html").read_text()
     assert "周报" in zh_page and '<html lang="zh-CN">' in zh_page

@@ -14,8 +14,9 @@ catalog messages in the template.
   line), ``qsep`` (between quoted lines), ``h1``..``h3``/``end_h1``..``end_h3`` (headings),
   ``b``/``end_b`` (strong text), ``noindex``/``end_noindex`` (around a part the site's
   search leaves out: what the report says of other PRs; nothing in Markdown or text);
-- and methods ``num`` (an item of a numbered list) and ``codes`` (values as code, with
-  commas).
+- and methods ``num`` (an item of a numbered list), ``codes`` (values as code, with
+  commas) and ``pr_link`` (another PR's reference as a link to its page: the site's HTML
+  only; Markdown and text keep the reference as it is).
 
 Markdown and text have no list or block tags: their ``ul``, ``end_li``... are :data:`DROP`,
 a mark that the report's tidy step removes together with its line when nothing else is on
@@ -34,7 +35,7 @@ from typing import Any
 import jinja2.ext
 from markupsafe import Markup, escape
 
-from .jinja_calls import plain_call
+from .jinja_calls import LinkMarkup, plain_call
 from .markdown import (
     clean_text,
     md_code,
@@ -71,6 +72,12 @@ class _Lines:
     def codes(self, items: Iterable[str | None], sep: str = ", ") -> str:
         code = self.code
         return sep.join([code(x) for x in items])
+
+    @staticmethod
+    @plain_call
+    def pr_link(href: str, text: str) -> str:
+        del href  # no page to link to outside the site
+        return text
 
     def code(self, text: str | None) -> str:  # pragma: no cover - each format defines it
         raise NotImplementedError
@@ -225,6 +232,14 @@ class HtmlFormat:
         """Several values as inline code, separated by ``sep`` (the language's list
         separator: ``、`` in Chinese)."""
         return Markup(escape(sep).join([html_code(x) for x in items]))
+
+    @staticmethod
+    @plain_call
+    def pr_link(href: str, text: str) -> Markup:
+        """Another PR's reference (``text``, escaped unless already markup) as a link to its
+        page, ``href`` relative to this page (the site gives it: never a URL from a text)."""
+        return LinkMarkup.of(f'<a class="prlink" href="{escape(href)}">{escape(text)}</a>',
+                             Markup(escape(text)).striptags())
 
 
 FORMATTERS: dict[str, Any] = {"md": MarkdownFormat(), "txt": TextFormat(), "html": HtmlFormat()}

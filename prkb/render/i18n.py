@@ -41,7 +41,14 @@ from ..errors import InputError, PrkbError
 from ..glossary import label as glossary_label
 from ..paths import data_dir, templates_dir
 from . import markdown as mdsafe
-from .jinja_calls import FastTemplate, PlainCallContext, as_markup, plain_call, safe_escape
+from .jinja_calls import (
+    FastTemplate,
+    LinkMarkup,
+    PlainCallContext,
+    as_markup,
+    plain_call,
+    safe_escape,
+)
 
 LANGS = ("zh", "en")
 LOCALES = {"zh": "zh_CN", "en": "en"}
@@ -202,14 +209,22 @@ def cjk_spaced(text: str, variables: dict[str, Any]) -> dict[str, Any]:
     sides = _cjk_sides(text)
     if not sides:
         return variables
+    return _spaced(sides, variables)
+
+
+def _spaced(sides: tuple[tuple[str, bool, bool], ...], variables: dict[str, Any]) -> dict[str, Any]:
+    """:func:`cjk_spaced` with the text's placeholders read (``_cjk_sides``)."""
     spaced = dict(variables)
     for name, before, after in sides:
-        value = spaced.get(name)
-        if type(value) is not str or not value:  # Markup and other objects are left alone
+        value: Any = spaced.get(name)
+        kind = type(value)
+        # Markup and other objects are left alone, but for a link: spaced by its text
+        seen = value if kind is str else value.text if kind is LinkMarkup else None
+        if not seen:
             continue
-        if after and _latin(value[-1]):
+        if after and _latin(seen[-1]):
             value = value + " "
-        if before and _latin(value[0]):
+        if before and _latin(seen[0]):
             value = " " + value
         spaced[name] = value
     return spaced
@@ -452,22 +467,25 @@ def escaping_gettext(lang: str, subject: str = "", rules: str = "") -> Callable[
         return lookup(msgid) % {}  # as with variables: "%%" becomes "%"
 
     @lru_cache(maxsize=4096)
-    def strings_only(msgid: str) -> str | None:
-        # the message when its every conversion is "%(name)s" (or "%%"), else None
-        text = str(lookup(msgid))
-        return text if _STRING_CONVERSIONS.fullmatch(text) else None
+    def message(msgid: str) -> tuple[Markup, str | None, tuple[tuple[str, bool, bool], ...]]:
+        # the catalog text; the text when its every conversion is "%(name)s" (or "%%"), else
+        # None; the placeholders a Chinese character touches (cjk_spaced), for Chinese
+        text = lookup(msgid)
+        plain = str(text)
+        return (text, plain if _STRING_CONVERSIONS.fullmatch(plain) else None,
+                _cjk_sides(plain) if zh else ())
 
     @plain_call
     def gettext(msgid: str, **variables: Any) -> Markup:
         if variables:
-            if zh:
-                variables = cjk_spaced(str(lookup(msgid)), variables)
-            text = strings_only(msgid)
-            if text is None:
-                return lookup(msgid) % variables
+            text, strings, sides = message(msgid)
+            if sides:
+                variables = _spaced(sides, variables)
+            if strings is None:
+                return text % variables
             # what Markup's "%" makes of "%(name)s": the text of escape(value), without
             # its wrapper object per value
-            return as_markup(text % {k: safe_escape(v) for k, v in variables.items()})
+            return as_markup(strings % {k: safe_escape(v) for k, v in variables.items()})
         return constant(msgid)
 
     return gettext

@@ -64,11 +64,45 @@ class PlainCallContext(jinja2.runtime.Context):
         return super().call(__obj, *args, **kwargs)
 
 
+# short plain strings already escaped, by their text: a site's pages escape the same few
+# thousand values (relative paths, labels, level names, dates) millions of times. Bounded: a
+# full table is emptied (the frequent values come back at once). A Markup is immutable, so one
+# object serves every page.
+_ESCAPED: dict[str, Markup] = {}
+_ESCAPED_LIMIT = 8192
+_ESCAPED_LEN = 120  # longer values (titles, quotes) rarely repeat
+
+
+class LinkMarkup(Markup):
+    """The markup of a link whose reader sees ``text`` (a Chinese sentence spaces the link by
+    that text, as it spaces the text alone: ``render.i18n.cjk_spaced``)."""
+
+    text: str
+
+    @classmethod
+    def of(cls, html: str, text: str) -> LinkMarkup:
+        made = cls(html)
+        made.text = text
+        return made
+
+
 def safe_escape(value: Any) -> Markup:
     """``markupsafe.escape``, but a :class:`Markup` is returned as it is (its ``__html__``
-    is itself: ``escape`` would copy it into a new, equal one)."""
-    if type(value) is Markup:
+    is itself: ``escape`` would copy it into a new, equal one), and a short plain string is
+    escaped once (the same Markup for the same text)."""
+    kind = type(value)
+    if kind is Markup:
         return value
+    if kind is str:
+        got = _ESCAPED.get(value)
+        if got is not None:
+            return got
+        got = escape(value)
+        if len(value) <= _ESCAPED_LEN:
+            if len(_ESCAPED) >= _ESCAPED_LIMIT:
+                _ESCAPED.clear()
+            _ESCAPED[value] = got
+        return got
     return escape(value)
 
 

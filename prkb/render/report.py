@@ -138,8 +138,9 @@ def _meaning(profile: Profile, lang: str, value: str | None) -> str | None:
 
 def localize(base: ReportFacts, lang: str, profile: Profile) -> dict[str, Any]:
     """The template context of ``lang`` from the language-independent ``report_facts``:
-    ``lang``, ``profile``, ``pr``, ``changes``, each section by its name and
-    ``section_order`` (:data:`.sections.ORDER`).
+    ``lang``, ``profile``, ``pr``, ``changes``, each section by its name,
+    ``section_order`` (:data:`.sections.ORDER`) and ``pr_links`` (None: the site sets it, for
+    its HTML, to the pages of the PRs this report names, by graph node key).
 
     Only what differs by language is built anew (level meanings, the profile's wording and
     title, the risks' labels and messages); the rest is shared with ``base``, which is left
@@ -164,6 +165,7 @@ def localize(base: ReportFacts, lang: str, profile: Profile) -> dict[str, Any]:
                     "wording": profile.words(lang)},
         "changes": changes,
         "risks": risks.localize(base.risks, lang, profile),
+        "pr_links": None,
     }
 
 

@@ -22,7 +22,7 @@ import gc
 import hashlib
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -40,7 +40,7 @@ from .fragments import FragmentCache
 from .gather import SiteData
 from .gather import gather as gather_data
 from .output import OutputTree, Trash
-from .page import Page
+from .page import Page, ReportHtml
 from .partial import PartialJob, Replan, partial_plan
 from .plan import Plan, current_hashes, plan_pages
 from .render import RenderJob, render_all
@@ -57,8 +57,6 @@ from .search import (
 )
 from .state import MANIFEST as MANIFEST
 from .state import MODEL, State
-
-ReportHtml = Callable[[Store, dict[str, Any], str], str]
 
 LANGS = ("zh", "en")
 _BASE_URL = re.compile(r"^https?://[^\s\"'<>]+$")
@@ -131,8 +129,9 @@ def report_html_for(profile: Profile) -> ReportHtml:
 
     pages = ReportPages(profile)
 
-    def report_html(store: Store, pr: dict[str, Any], lang: str) -> str:
-        return pages.html(store, pr, lang)
+    def report_html(store: Store, pr: dict[str, Any], lang: str,
+                    links: Mapping[str, str]) -> str:
+        return pages.html(store, pr, lang, links)
 
     return report_html
 

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..profile import Profile
 
+if TYPE_CHECKING:
+    from ..store import Store
+
 LANG_CODES = {"zh": "zh-CN", "en": "en"}
+
+# what makes a PR page's report: (store, the PR's gathered dict, language, the pages of its
+# related PRs by graph node key, relative to the PR's page) -> safe HTML
+ReportHtml = Callable[["Store", dict[str, Any], str, Mapping[str, str]], str]
 
 
 @dataclass(slots=True)

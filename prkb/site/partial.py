@@ -25,7 +25,6 @@ plans every page from a full read. The incremental site equals a fresh one eithe
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,7 +32,7 @@ from ..profile import Profile
 from ..store import Store
 from .fragments import FragmentCache
 from .gather import gather
-from .page import holder_dir
+from .page import ReportHtml, holder_dir
 from .plan import GRAPH_PART_PRS, HOME_ROWS, Plan, Whole, current_hashes, place_hash, plan_pages
 from .state import State, unchanged_hashes
 
@@ -53,7 +52,7 @@ class PartialJob:
     profile: Profile
     langs: list[str]
     base_url: str | None
-    report_html: Callable[[Store, dict[str, Any], str], str]
+    report_html: ReportHtml
     search_on: bool
     old: State
     changed: dict[str, set[str]] | None

@@ -30,7 +30,7 @@ from .digest_pages import digest_pages
 from .feed import atom_feed, feed_title
 from .fragments import FragmentCache
 from .gather import SiteData
-from .page import Page, holder_dir
+from .page import Page, ReportHtml, holder_dir
 
 FEED_LIMIT = 200
 HOME_ROWS = 300  # rows in the home page's HTML; its script loads the rest from timeline.json
@@ -113,7 +113,7 @@ def plan_pages(
     langs: list[str],
     *,
     base_url: str | None,
-    report_html: Callable[[Store, dict[str, Any], str], str],
+    report_html: ReportHtml,
     known: dict[int, tuple[str, str]] | None = None,
     currents: dict[str, str] | None = None,
     search: bool = True,
@@ -621,19 +621,22 @@ def _graph_json(parts: list[str], lang: str) -> dict[str, Any]:
 
 def _pr_context(
     store: Store,
-    report_html: Callable[[Store, dict[str, Any], str], str],
+    report_html: ReportHtml,
     fixed: dict[str, Any],
     data: SiteData,
     pr: dict[str, Any],
     lang: str,
 ) -> dict[str, Any]:
+    rel = related(data, pr)
+    # the report's related PRs link to their pages (a PR page's neighbours, same folder)
+    links = {r["other"]["key"]: f"{r['other']['slug']}.html" for r in rel if r["other"]["slug"]}
     return {
         **fixed,
         "pr": pr,
-        "related": related(data, pr),
+        "related": rel,
         "github": github_url(pr),
         "now": _now(data, pr),
-        "report": report_html(store, pr, lang),
+        "report": report_html(store, pr, lang, links),
     }
 
 

@@ -8,6 +8,7 @@ A PR's language-independent facts are read once for its pages in every language:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ..profile import Profile
@@ -40,15 +41,21 @@ class ReportPages:
         del self._recent[_RECENT:]
         return facts
 
-    def html(self, store: Store, pr: dict[str, Any], lang: str) -> str:
-        """The PR's report (the facts and sentences of ``prkb report``) as safe HTML."""
+    def html(self, store: Store, pr: dict[str, Any], lang: str,
+             links: Mapping[str, str] | None = None) -> str:
+        """The PR's report (the facts and sentences of ``prkb report``) as safe HTML.
+        ``links``: the pages of other PRs, by graph node key (``pr:N``, ``commit:SHA``), as
+        links relative to this PR's page; the report links each PR it names that has one."""
         ctx = localize(self.facts(store, pr), lang, self.profile)
+        if links:
+            ctx["pr_links"] = links
         return render_context(ctx, "html")
 
 
-def report_html(store: Store, pr: dict[str, Any], lang: str, profile: Profile) -> str:
+def report_html(store: Store, pr: dict[str, Any], lang: str, profile: Profile,
+                links: Mapping[str, str] | None = None) -> str:
     """One PR's report as safe HTML (nothing kept for the next call)."""
-    return ReportPages(profile).html(store, pr, lang)
+    return ReportPages(profile).html(store, pr, lang, links)
 
 
 def warm_up(lang: str, rules: str = "") -> None:

@@ -1,4 +1,4 @@
-"""Sanitized HTML (a weekly digest's, made by nh3) made fit for the offline site."""
+"""A weekly digest's HTML (its escaped fragment) made fit for the offline site."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ _REL_HREF = re.compile(r"""<a\s+href="(?![A-Za-z][A-Za-z0-9+.-]*:|#)[^"]*"([^>]*
 
 
 def site_safe(html: str) -> str:
-    """Sanitized HTML made fit for an offline site: no remote images, no relative links.
+    """Escaped or sanitized HTML made fit for an offline site: no remote images, no relative
+    links.
 
     Images become their alt text (the site loads nothing from elsewhere); links without a
     scheme (relative to a page on GitHub) lose their href, so they cannot point into the site.
