@@ -24,7 +24,9 @@ relations, Chinese and English text) into a temporary knowledge base through
   the ratio prkb/Hugo; the mean bytes of a page of each, for what is compared. Without it
   the Hugo line says it was skipped. With ``--hugo-same``, Hugo also builds a tree of the same
   content as prkb's site (each PR page is that PR's report as Markdown, in both languages),
-  after each full build, with its own ratio.
+  after each full build, with its own ratio; and that ratio run by run (each prkb build
+  against the Hugo build right after it), in wall time and in CPU time (user + system of the
+  process and its workers or threads).
 
 Whole processes run without ``PYTHONDONTWRITEBYTECODE`` (as on a user's machine, Python keeps
 the modules' bytecode between starts).
@@ -39,6 +41,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -256,10 +259,18 @@ def _bytes_per_page(root: Path, ext: str) -> int:
     return sum(sizes) // max(1, len(sizes))
 
 
+CPU_USED: list[float] = []  # the CPU seconds (user + system) of each timed() command
+
+
 def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, str]:
+    """The wall time and output of ``cmd``; its CPU time (with its workers' and threads') is
+    appended to :data:`CPU_USED`."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
     took = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU_USED.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
     if proc.returncode != 0:
         raise SystemExit(f"failed: {' '.join(cmd)}\n{proc.stderr[-2000:]}")
     return took, proc.stdout
@@ -312,6 +323,8 @@ def main(argv: list[str] | None = None) -> int:
         s_walls: list[float] = []
         version: list[str] = []
         walls: list[float] = []
+        cpus: list[float] = []  # CPU seconds of each full build (workers included)
+        s_cpus: list[float] = []  # and of each Hugo build of the same content
         first: dict[str, Any] = {}
         for run in range(max(1, args.runs)):
             if out.exists():
@@ -321,6 +334,7 @@ def main(argv: list[str] | None = None) -> int:
             cmd = [sys.executable, "-m", "prkb.cli", "--db", str(kb), "-q", "site", "build",
                    "-o", str(out), "--json", *([] if search else ["--no-search"])]
             wall, stdout = timed(cmd, env)
+            cpus.append(CPU_USED[-1])
             stats = json.loads(stdout.strip().splitlines()[-1])
             wall -= stats["seconds"].get("search", 0.0)
             walls.append(wall)
@@ -355,6 +369,7 @@ def main(argv: list[str] | None = None) -> int:
                     s_wall, _ = timed([hugo, "--quiet", "-s", str(same), "-d",
                                        str(same / "public")])
                     s_walls.append(s_wall)
+                    s_cpus.append(CPU_USED[-1])
                     print(f"  hugo run {run + 1}, same content: {s_wall:.2f}s as a process",
                           flush=True)
         pages = int(first["pages"])
@@ -469,6 +484,21 @@ def main(argv: list[str] | None = None) -> int:
                       f"{len(s_walls)}) = {s_ms:.3f} ms/page; "
                       f"{_bytes_per_page(same / 'public', 'html')} bytes a page of HTML; "
                       f"prkb/Hugo {ms_page / s_ms:.2f}")
+                # each full build against the Hugo build that ran right after it: a noisy
+                # machine's slow spell falls on both of a pair, rarely on both medians alike
+                pairs = [(w / pages) / (h / s_pages) for w, h in zip(walls, s_walls, strict=False)]
+                # (the first build's CPU holds the search index's when it built one)
+                skip = 0 if args.no_search or len(cpus) < 2 else 1
+                cpu_pairs = [(c / pages) / (h / s_pages)
+                             for c, h in zip(cpus[skip:], s_cpus[skip:], strict=False)]
+                print("  prkb/Hugo on the same content, run by run: "
+                      + ", ".join(f"{r:.2f}" for r in pairs)
+                      + f" (median {statistics.median(pairs):.2f}); in CPU time (user + system, "
+                      f"workers and threads included): "
+                      + ", ".join(f"{r:.2f}" for r in cpu_pairs)
+                      + f" (median {statistics.median(cpu_pairs):.2f}; prkb "
+                      f"{statistics.median(cpus[skip:]):.1f} s, Hugo "
+                      f"{statistics.median(s_cpus[skip:]):.1f} s)")
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)

@@ -1,12 +1,20 @@
 """The shorter call paths of compiled templates (``prkb.render.jinja_calls``) say what Jinja
-itself says: every way a macro can be called, with and without autoescape."""
+itself says: every way a macro can be called, with and without autoescape; attribute reads
+and gettext calls as the direct code generator writes them."""
 
 from __future__ import annotations
 
 import jinja2
 import pytest
 
-from prkb.render.jinja_calls import FastTemplate, PlainCallContext
+from prkb.paths import templates_dir
+from prkb.render.jinja_calls import (
+    DIRECT_CALLS,
+    DirectCodeGenerator,
+    FastTemplate,
+    PlainCallContext,
+    plain_call,
+)
 
 TEMPLATE = """
 {%- macro two(a, b) %}[{{ a }}|{{ b }}]{% endmacro -%}
@@ -26,6 +34,7 @@ def _env(fast: bool, autoescape: bool) -> jinja2.Environment:
     if fast:
         env.context_class = PlainCallContext
         env.template_class = FastTemplate
+        env.code_generator_class = DirectCodeGenerator
     return env
 
 
@@ -46,3 +55,62 @@ def test_a_wrong_call_is_refused_as_jinja_refuses_it() -> None:
         with pytest.raises(TypeError) as got:
             _env(True, True).from_string(text).render()
         assert str(got.value) == str(want.value)
+
+
+GETTEXT = """
+{%- macro said(n) %}{{ _("%(n)s said", n=n) }}{% endmacro -%}
+{{ _("plain") }} {{ _("%(a)s and %(b)s", a=x, b=y) }} {{ gettext("%(a)s!", a=d.k) }}
+{% for i in [1, 2] %}{{ _("%(n)s said", n=i ~ loop.index) }}{{ said(d.k) }}{% endfor %}
+{{ d.k }} {{ d.items }} {{ o.upper() }} {{ d.get("k") }} {{ (d.k ~ x)|length }}
+{%- block b %} {{ _("%(n)s said", n=y) }} {{ d.k }}{% endblock %}
+"""
+
+
+@pytest.mark.parametrize("autoescape", [True, False])
+def test_direct_gettext_and_attributes_render_as_jinja_renders_them(autoescape: bool) -> None:
+    calls: list[tuple[str, dict[str, object]]] = []
+
+    @plain_call
+    def gettext(msgid: str, **variables: object) -> str:
+        calls.append((msgid, variables))
+        return msgid % variables if variables else msgid
+
+    values = {"x": "<i>&", "y": "y'\"", "d": {"k": "<k>"}, "o": "abc"}
+    out = []
+    for fast in (False, True):
+        env = _env(fast, autoescape)
+        env.globals["_"] = env.globals["gettext"] = gettext
+        out.append(env.from_string(GETTEXT).render(values))
+    assert out[0] == out[1]
+    # the same calls, with the same variables: none of Jinja's own keywords leak into them
+    half = len(calls) // 2
+    assert calls[:half] == calls[half:] and all(not k.startswith("_") for _m, v in calls
+                                                  for k in v)
+    # the compiled code calls gettext directly, and reads attributes through the bound getattr
+    source = _env(True, autoescape)
+    source.globals["_"] = source.globals["gettext"] = gettext
+    code = source.compile(GETTEXT, raw=True)
+    assert "context.call(l_0__" not in code and "_prkb_getattr(" in code
+    assert "environment.getattr(" not in code
+
+
+def test_a_gettext_that_needs_the_context_is_called_through_it() -> None:
+    env = _env(True, True)
+    env.add_extension("jinja2.ext.i18n")
+    env.install_null_translations(newstyle=True)  # type: ignore[attr-defined]
+    # Jinja's own newstyle gettext is a context function: no direct call of it
+    assert "context.call(" in env.compile(GETTEXT, raw=True)
+    assert env.from_string('{{ _("%(a)s!", a=x) }}').render(x="<b>") == "&lt;b&gt;!"
+
+
+def test_no_template_binds_the_names_called_directly() -> None:
+    env = jinja2.Environment(extensions=["jinja2.ext.i18n"])
+    bound: list[str] = []
+    files = [p for p in templates_dir().rglob("*") if p.suffix in (".j2", ".html")]
+    assert len(files) > 20
+    for path in files:
+        tree = env.parse(path.read_text(encoding="utf-8"))
+        names = {n.name for n in tree.find_all(jinja2.nodes.Name) if n.ctx in ("store", "param")}
+        names |= {a.name for m in tree.find_all(jinja2.nodes.Macro) for a in m.args}
+        bound += [f"{path.name}: {n}" for n in names & DIRECT_CALLS]
+    assert bound == []

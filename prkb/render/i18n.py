@@ -42,6 +42,7 @@ from ..glossary import label as glossary_label
 from ..paths import data_dir, templates_dir
 from . import markdown as mdsafe
 from .jinja_calls import (
+    DirectCodeGenerator,
     FastTemplate,
     LinkMarkup,
     PlainCallContext,
@@ -330,12 +331,17 @@ class ConstantMessages(jinja2.ext.Extension):
         return _CONSTANT_MESSAGE.sub(constant, source)
 
 
+# what the compiled code needs of its template's namespace changes with the code generator
+# (jinja_calls.DirectCodeGenerator): a compiled template of another generation is not read
+CODE_GENERATION = "g2"
+
+
 def language_cache(kind: str, lang: str) -> jinja2.BytecodeCache | None:
     """The bytecode cache of an environment of ``lang``: what its templates compile to holds
     that language's text (labels of constants, and messages: :class:`ConstantMessages`), so
     their files are kept apart per language and per :func:`language_key` (Jinja keys a
     compiled template by its name and source only)."""
-    return bytecode_cache(f"{kind}-{lang}-{language_key(lang)}")
+    return bytecode_cache(f"{kind}-{lang}-{language_key(lang)}-{CODE_GENERATION}")
 
 
 def constant_messages(env: jinja2.Environment, kind: str, lang: str) -> None:
@@ -367,6 +373,7 @@ def jinja_env(lang: str, *, autoescape: bool | None = None) -> jinja2.Environmen
         bytecode_cache=language_cache("lang", lang),
     )
     env.template_class = FastTemplate  # escaping without copies of safe values
+    env.code_generator_class = DirectCodeGenerator  # x.name and gettext calls, shorter
     env.install_gettext_translations(translations(lang), newstyle=True)  # type: ignore[attr-defined]
     if lang == "zh":
         env.globals["gettext"] = env.globals["_"] = _zh_newstyle_gettext(translations(lang))
