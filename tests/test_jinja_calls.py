@@ -6,13 +6,17 @@ from __future__ import annotations
 
 import jinja2
 import pytest
+from markupsafe import Markup
 
 from prkb.paths import templates_dir
+from prkb.render.formats import FORMATTERS
 from prkb.render.jinja_calls import (
     DIRECT_CALLS,
     DirectCodeGenerator,
     FastTemplate,
+    LinkMarkup,
     PlainCallContext,
+    markup_join,
     plain_call,
 )
 
@@ -114,3 +118,24 @@ def test_no_template_binds_the_names_called_directly() -> None:
         names |= {a.name for m in tree.find_all(jinja2.nodes.Macro) for a in m.args}
         bound += [f"{path.name}: {n}" for n in names & DIRECT_CALLS]
     assert bound == []
+
+
+@pytest.mark.parametrize("parts", [
+    ("#", 12), ("<b>", "&"), (Markup("<i>x</i>"), "<b>", 3), ("a", Markup("<br>")),
+    (Markup("<a>"),), (), (1.5, None, "x"), ("q", LinkMarkup.of('<a href="1.html">#1</a>', "#1")),
+])
+def test_markup_join_joins_as_jinja_joins(parts: tuple[object, ...]) -> None:
+    want = jinja2.runtime.markup_join(parts)
+    got = markup_join(parts)
+    assert got == want and type(got) is type(want)
+
+
+def test_codes_and_links_keep_their_markup() -> None:
+    fmt = FORMATTERS["html"]
+    assert fmt.codes(["a<b", None, "c"], "、") == Markup("<code>a&lt;b</code>、、<code>c</code>")
+    link = fmt.pr_link("7.html", "#7")
+    assert str(link) == '<a class="prlink" href="7.html">#7</a>' and link.text == "#7"
+    commit = fmt.pr_link("c.html", Markup("commit <code>abc</code>"))
+    assert commit.text == "commit abc" and "<code>abc</code>" in commit
+    assert fmt.pr_link('x".html', "<s>") == Markup(
+        '<a class="prlink" href="x&#34;.html">&lt;s&gt;</a>')

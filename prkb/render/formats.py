@@ -35,7 +35,7 @@ from typing import Any
 import jinja2.ext
 from markupsafe import Markup, escape
 
-from .jinja_calls import LinkMarkup, plain_call
+from .jinja_calls import LinkMarkup, as_markup, plain_call, safe_escape
 from .markdown import (
     clean_text,
     md_code,
@@ -231,15 +231,17 @@ class HtmlFormat:
     def codes(items: Iterable[str | None], sep: str = ", ") -> Markup:
         """Several values as inline code, separated by ``sep`` (the language's list
         separator: ``、`` in Chinese)."""
-        return Markup(escape(sep).join([html_code(x) for x in items]))
+        # Markup items (html_code) joined as text: Markup's join would copy each one
+        return as_markup(str.join(safe_escape(sep), [html_code(x) for x in items]))
 
     @staticmethod
     @plain_call
     def pr_link(href: str, text: str) -> Markup:
         """Another PR's reference (``text``, escaped unless already markup) as a link to its
         page, ``href`` relative to this page (the site gives it: never a URL from a text)."""
-        return LinkMarkup.of(f'<a class="prlink" href="{escape(href)}">{escape(text)}</a>',
-                             Markup(escape(text)).striptags())
+        shown = text.striptags() if isinstance(text, Markup) else str(text)
+        return LinkMarkup.of(
+            f'<a class="prlink" href="{safe_escape(href)}">{safe_escape(text)}</a>', shown)
 
 
 FORMATTERS: dict[str, Any] = {"md": MarkdownFormat(), "txt": TextFormat(), "html": HtmlFormat()}
