@@ -354,22 +354,22 @@ def gather(store: Store, period: Period, profile: Profile | None = None) -> Dige
             dg.risks.append(RiskItem(it, sorted(codes, key=HIGHLIGHT_TAGS.index)))
     keys = sorted({f"pr:{it.number}" for it in in_week.values() if it.number is not None})
     touching = store.relations_touching(keys)
-    ends = {n for r in touching for n in (_pr_number(r["source"]), _pr_number(r["target"]))
-            if n is not None}
-    dates = store.pr_dates(profile.repo, ends)
-    for r in touching:
+    numbered = [(r, _pr_number(r["source"]), _pr_number(r["target"])) for r in touching]
+    dates = store.pr_dates(profile.repo, {n for _r, s, t in numbered for n in (s, t)
+                                          if n is not None})
+    # when each end happened (a PR is an end of many relations: read once)
+    times = {n: record_time(d) for n, d in dates.items()}
+    for r, source, target in numbered:
         # a relation is news in the week its later end happened: before that, one of its
         # PRs did not exist yet (or had not merged), so nobody could have known it
-        known = [record_time(dates[n]) for n in (_pr_number(r["source"]),
-                                                 _pr_number(r["target"])) if n in dates]
-        when = max((t for t in known if t is not None), default=None)
+        when = max((t for n in (source, target) if n in times
+                    and (t := times[n]) is not None), default=None)
         if when is not None and not period.contains(when):
             continue
         dg.relations.append(
             RelationItem(
                 r["source"], r["target"], r["type"], evidence_items(r["evidence"]),
-                _pr_number(r["source"]), _pr_number(r["target"]),
-                is_inferred(r["origin"], r["confidence"]),
+                source, target, is_inferred(r["origin"], r["confidence"]),
             )
         )
     return dg
