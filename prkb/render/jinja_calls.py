@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 import jinja2
 import jinja2.runtime
 from jinja2 import nodes
-from jinja2.compiler import CodeGenerator, Frame
+from jinja2.compiler import CodeGenerator, Frame, optimizeconst
 from jinja2.runtime import Macro
 from markupsafe import Markup, escape
 
@@ -151,6 +151,7 @@ class DirectCodeGenerator(CodeGenerator):
       kept in a bytecode cache of their own (``render.i18n.language_cache``).
     """
 
+    @optimizeconst  # as Jinja's: a constant expression is folded first
     def visit_Getattr(self, node: nodes.Getattr, frame: Frame) -> None:
         if self.environment.is_async:
             super().visit_Getattr(node, frame)
@@ -159,6 +160,7 @@ class DirectCodeGenerator(CodeGenerator):
         self.visit(node.node, frame)
         self.write(f", {node.attr!r})")
 
+    @optimizeconst
     def visit_Call(self, node: nodes.Call, frame: Frame, forward_caller: bool = False) -> None:
         callee = node.node
         env = self.environment
