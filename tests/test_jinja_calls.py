@@ -66,6 +66,7 @@ GETTEXT = """
 {{ _("plain") }} {{ _("%(a)s and %(b)s", a=x, b=y) }} {{ gettext("%(a)s!", a=d.k) }}
 {% for i in [1, 2] %}{{ _("%(n)s said", n=i ~ loop.index) }}{{ said(d.k) }}{% endfor %}
 {{ d.k }} {{ d.items }} {{ o.upper() }} {{ d.get("k") }} {{ (d.k ~ x)|length }}
+{{ codes([x, d.k], ", ") }}{% for i in [1] %}{{ codes([i]) }}{% endfor %}
 {%- block b %} {{ _("%(n)s said", n=y) }} {{ d.k }}{% endblock %}
 """
 
@@ -79,11 +80,16 @@ def test_direct_gettext_and_attributes_render_as_jinja_renders_them(autoescape: 
         calls.append((msgid, variables))
         return msgid % variables if variables else msgid
 
+    @plain_call
+    def codes(items: list[object], sep: str = "; ") -> str:
+        return sep.join(f"[{x}]" for x in items)
+
     values = {"x": "<i>&", "y": "y'\"", "d": {"k": "<k>"}, "o": "abc"}
     out = []
     for fast in (False, True):
         env = _env(fast, autoescape)
         env.globals["_"] = env.globals["gettext"] = gettext
+        env.globals["codes"] = codes
         out.append(env.from_string(GETTEXT).render(values))
     assert out[0] == out[1]
     # the same calls, with the same variables: none of Jinja's own keywords leak into them
@@ -93,8 +99,10 @@ def test_direct_gettext_and_attributes_render_as_jinja_renders_them(autoescape: 
     # the compiled code calls gettext directly, and reads attributes through the bound getattr
     source = _env(True, autoescape)
     source.globals["_"] = source.globals["gettext"] = gettext
+    source.globals["codes"] = codes
     code = source.compile(GETTEXT, raw=True)
     assert "context.call(l_0__" not in code and "_prkb_getattr(" in code
+    assert "l_0_codes)(*()" in code and "context.call((undefined(name='codes')" not in code
     assert "environment.getattr(" not in code
 
 

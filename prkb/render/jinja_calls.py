@@ -130,8 +130,9 @@ def as_markup(value: Any = "") -> Markup:
 
 
 # the names a template calls directly when the environment's global of that name is a
-# plain_call function (its gettext): not through Context.call
-DIRECT_CALLS = frozenset({"_", "gettext"})
+# plain_call function (its gettext; the report formatter's codes and num): not through
+# Context.call
+DIRECT_CALLS = frozenset({"_", "gettext", "codes", "num"})
 # what FastTemplate's compiled code calls for ``x.name`` (the environment's getattr)
 _GETATTR = "_prkb_getattr"
 
@@ -143,12 +144,13 @@ class DirectCodeGenerator(CodeGenerator):
     - ``x.name`` calls the environment's ``getattr`` bound once per template
       (``_prkb_getattr``, set by :class:`FastTemplate`), not looked up on the environment
       at every access (a report does it hundreds of times);
-    - a call of a name of :data:`DIRECT_CALLS` (``_("...", n=x)``) is a direct call when the
-      environment's global of that name is a :func:`plain_call` function when the template
-      compiles (its escaping gettext: what ``Context.call`` would call the same way). The
-      templates never bind those names themselves (``tests/test_jinja_calls.py``), and an
-      environment's ``_`` is set before it compiles a template; its compiled templates are
-      kept in a bytecode cache of their own (``render.i18n.language_cache``).
+    - a call of a name of :data:`DIRECT_CALLS` (``_("...", n=x)``, ``codes(xs, sep)``) is a
+      direct call when the environment's global of that name is a :func:`plain_call`
+      function when the template compiles (its escaping gettext, the formatter's methods:
+      what ``Context.call`` would call the same way). The templates never bind those names
+      themselves (``tests/test_jinja_calls.py``), no render passes a value of those names,
+      and an environment sets its globals before it compiles a template; its compiled
+      templates are kept in a bytecode cache of their own (``render.i18n.language_cache``).
     """
 
     @optimizeconst  # as Jinja's: a constant expression is folded first
