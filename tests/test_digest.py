@@ -302,3 +302,28 @@ def test_level_changes_name_the_file_of_a_class_two_files_hold_and_a_bool_by_spe
     assert v0 in table and v1 in table
     cells = re.findall(r"<td>([^<]*)</td>", table)
     assert "full_cudagraph_supported = True" in cells and "True" not in cells, cells
+
+
+def test_a_record_url_is_linked_only_when_it_is_http(tmp_path: Path) -> None:
+    """Without a site URL the digest links each PR to its own URL: a record's URL is
+    untrusted, and one that is not http(s) is never an href (email, site feeds)."""
+    from prkb.site.build import build_site
+    from tests.report_helpers import add, record
+
+    store = Store(tmp_path / "kb.sqlite")
+    for number, url in ((500, "javascript:alert(1)"), (501, "https://github.com/o/r/pull/501")):
+        rec = record(number, title=f"change {number}")
+        rec.update(html_url=url, state="merged", created_at="2026-05-18T09:00:00Z",
+                   merged_at="2026-05-19T09:00:00Z")
+        add(store, rec)
+    d = dg.gather(store, dg.week_period(WEEK), load_profile())
+    assert [it.number for it in d.merged] == [500, 501]
+    for html in (dg.render(d, "both", "html"), dg.render(d, "both", "fragment")):
+        assert "javascript:" not in html
+        assert re.search(r'<a href="https://github\.com/o/r/pull/501"[^>]*>#501</a>', html)
+        assert "#500" in html  # the label, as text
+    build_site(store, tmp_path / "site", load_profile(), search=False)  # no --base-url
+    for lang in ("en", "zh"):
+        feed = (tmp_path / "site" / f"digest-{lang}.xml").read_text(encoding="utf-8")
+        assert "https://github.com/o/r/pull/501" in feed and "javascript:" not in feed
+    store.close()

@@ -26,6 +26,7 @@ from ..evidence import loads as evidence_items
 from ..glossary import label, risk_tag
 from ..models import record_label
 from ..profile import Profile, load_profile
+from ..render.formats import web_url
 from ..render.jinja_calls import plain_call
 from ..store import Store
 
@@ -505,12 +506,13 @@ def risk_label(code: str, lang: str) -> str:
 
 
 def pr_link(item: PrItem | int | None, lang: str, site_url: str | None) -> str | None:
-    """``<site-url>/<lang>/pr/<N>.html`` with a site, else the PR's own URL (if known)."""
+    """``<site-url>/<lang>/pr/<N>.html`` with a site, else the PR's own URL (if known, and
+    an http(s) one: the record's URL is untrusted)."""
     number = item if isinstance(item, int) or item is None else item.number
     if site_url and number is not None:
         return f"{site_url.rstrip('/')}/{lang}/pr/{number}.html"
     if isinstance(item, PrItem):
-        return item.url
+        return web_url(item.url)
     return None
 
 

@@ -184,13 +184,20 @@ def html_block(text: str | None, info: str = "") -> Markup:
     return Markup(f"<pre><code{cls}>{body}\n</code></pre>")
 
 
+def web_url(url: str | None) -> str | None:
+    """``url`` on one line when it is an http(s) URL a page may link to, else None (a URL
+    from a record is untrusted: ``javascript:`` and the like are never an href)."""
+    u = one_line(url)
+    return u if _HTTP.match(u) else None
+
+
 def html_link(url: str | None) -> Markup:
     """A link only for http(s) URLs; anything else is shown as inert code."""
-    u = one_line(url)
-    if _HTTP.match(u):
+    u = web_url(url)
+    if u is not None:
         e = escape(u)
         return Markup(f'<a href="{e}">{e}</a>')
-    return html_code(u)
+    return html_code(one_line(url))
 
 
 class HtmlFormat:
