@@ -13,6 +13,7 @@ from prkb.render.formats import FORMATTERS
 from prkb.render.jinja_calls import (
     DIRECT_CALLS,
     DirectCodeGenerator,
+    FastMacro,
     FastTemplate,
     LinkMarkup,
     PlainCallContext,
@@ -49,6 +50,44 @@ def test_macro_calls_render_as_jinja_renders_them(autoescape: bool) -> None:
     got = _env(True, autoescape).from_string(TEMPLATE).render(values)
     assert got == want
     assert ("&lt;i&gt;&amp;" in got) is autoescape  # (the values really are escaped, or not)
+
+
+def test_plain_macros_are_called_directly_and_the_others_as_jinja_calls_them() -> None:
+    """The macros of a fast template are FastMacros: one with plain arguments has its
+    function for the direct call, one that reads caller, varargs or kwargs has none (each
+    call goes through Macro.__call__)."""
+    module = _env(True, True).from_string(TEMPLATE).module
+    macros = {name: getattr(module, name) for name in ("two", "dflt", "args", "kws", "wrap")}
+    assert all(type(m) is FastMacro for m in macros.values())
+    assert {name for name, m in macros.items() if m.direct is not None} == {"two", "dflt"}
+    assert (macros["two"].count, macros["dflt"].count) == (2, 2)
+    # called from Python (no context), a FastMacro is Jinja's Macro
+    assert macros["dflt"]("<x>") == Markup("(&lt;x&gt;,d)")
+
+
+def test_a_macro_that_stops_an_iteration_renders_as_jinja_renders_it() -> None:
+    text = ("{% macro stop(it) %}{{ next(it) }}{% endmacro %}"
+            "[{{ stop(it) }}]")
+    values = {"it": iter(()), "next": next}
+    want = _env(False, True).from_string(text).render(values)
+    assert _env(True, True).from_string(text).render(values) == want
+
+
+def test_a_context_has_the_globals_and_values_jinja_gives_it() -> None:
+    """FastTemplate.new_context: a value passed to render wins over a template's own global,
+    which wins over the environment's; every name of them is seen, as Jinja sees it."""
+    text = "{{ a }} {{ b }} {{ c }} {{ d }} {{ e is defined }}"
+    renders = []
+    for fast in (False, True):
+        env = _env(fast, True)
+        env.globals.update(a="env-a", b="env-b", c="env-c")
+        template = env.from_string(text, globals={"b": "own-b", "c": "own-c"})
+        renders.append(template.render(c="<c>", d="d"))
+        if fast:
+            context = template.new_context({"c": 1})
+            assert context.globals_keys == {*env.globals, "b", "c"}
+            assert context.parent["b"] == "own-b" and context.parent["c"] == 1
+    assert renders[0] == renders[1] == "env-a own-b &lt;c&gt; d False"
 
 
 def test_a_wrong_call_is_refused_as_jinja_refuses_it() -> None:

@@ -333,7 +333,7 @@ class ConstantMessages(jinja2.ext.Extension):
 
 # what the compiled code needs of its template's namespace changes with the code generator
 # (jinja_calls.DirectCodeGenerator): a compiled template of another generation is not read
-CODE_GENERATION = "g3"
+CODE_GENERATION = "g4"
 
 
 def language_cache(kind: str, lang: str) -> jinja2.BytecodeCache | None:

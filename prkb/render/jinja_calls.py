@@ -21,15 +21,16 @@ the markup it joins. :class:`DirectCodeGenerator` (``env.code_generator_class``)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, MutableMapping
+from collections import ChainMap
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from types import BuiltinFunctionType, CodeType
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import jinja2
 import jinja2.runtime
 from jinja2 import nodes
 from jinja2.compiler import CodeGenerator, Frame, optimizeconst
-from jinja2.runtime import Macro
+from jinja2.runtime import Macro, missing
 from markupsafe import Markup, escape
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -49,6 +50,25 @@ class PlainCallContext(jinja2.runtime.Context):
 
     def call(__self, __obj: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         kind = type(__obj)
+        if kind is FastMacro:
+            if kwargs:
+                kwargs.pop("_loop_vars", None)
+                kwargs.pop("_block_vars", None)
+            macro = cast(FastMacro, __obj)
+            direct, count = macro.direct, macro.count
+            if direct is not None and not kwargs and len(args) <= count:
+                # what Macro.__call__ does with positional arguments only: the missing ones
+                # are `missing` (the macro's body puts in their defaults)
+                if len(args) < count:
+                    args = (*args, *(missing,) * (count - len(args)))
+                try:
+                    rv = direct(*args)
+                except StopIteration:  # as Context.call answers it
+                    return __self.environment.undefined(
+                        "value was undefined because a callable raised a StopIteration "
+                        "exception")
+                return as_markup(rv) if __self.eval_ctx.autoescape else rv
+            kind = Macro
         if kind is Macro:
             # Macro.__call__ is pass_eval_context: Context.call hands it the eval context
             if kwargs:
@@ -66,6 +86,33 @@ class PlainCallContext(jinja2.runtime.Context):
                 kwargs.pop("_block_vars", None)
             return __obj(*args, **kwargs)
         return super().call(__obj, *args, **kwargs)
+
+
+class FastMacro(Macro):
+    """Jinja's :class:`~jinja2.runtime.Macro` (what a template's ``{% macro %}`` makes, see
+    :class:`FastTemplate`), which :class:`PlainCallContext` calls without the argument
+    matching of ``Macro.__call__`` when it can: a macro that takes no ``caller``, ``varargs``
+    or ``kwargs``, called with positional arguments only. ``direct``: the macro's function
+    for that call (None: every call goes through ``Macro.__call__``); ``count``: how many
+    arguments it takes. Called any other way, it is Jinja's ``Macro``."""
+
+    def __init__(
+        self,
+        environment: jinja2.Environment,
+        func: Callable[..., str],
+        name: str,
+        arguments: list[str],
+        catch_kwargs: bool,
+        catch_varargs: bool,
+        caller: bool,
+        default_autoescape: bool | None = None,
+    ) -> None:
+        super().__init__(environment, func, name, arguments, catch_kwargs, catch_varargs,
+                         caller, default_autoescape)
+        plain = not (catch_kwargs or catch_varargs or caller or environment.is_async
+                     or "caller" in arguments)
+        self.direct: Callable[..., str] | None = func if plain else None
+        self.count = len(arguments)
 
 
 # short plain strings already escaped, by their text: a site's pages escape the same few
@@ -133,8 +180,13 @@ def as_markup(value: Any = "") -> Markup:
 # plain_call function (its gettext; the report formatter's codes and num): not through
 # Context.call
 DIRECT_CALLS = frozenset({"_", "gettext", "codes", "num"})
-# what FastTemplate's compiled code calls for ``x.name`` (the environment's getattr)
+# what FastTemplate's compiled code calls for ``x.name`` (the environment's getattr), the
+# names its inline test of a plain dict reads, and the local that holds the object tested
 _GETATTR = "_prkb_getattr"
+_TYPE, _DICT, _OBJ = "_prkb_type", "_prkb_dict", "_prkb_obj"
+# the names a dict has as attributes: for those, ``x.name`` is the attribute (Jinja's getattr
+# tries the attribute first), never the item
+_DICT_ATTRS = frozenset(dir(dict))
 
 
 class DirectCodeGenerator(CodeGenerator):
@@ -158,9 +210,18 @@ class DirectCodeGenerator(CodeGenerator):
         if self.environment.is_async:
             super().visit_Getattr(node, frame)
             return
-        self.write(f"{_GETATTR}(")
+        attr = node.attr
+        if attr in _DICT_ATTRS:  # a dict's own attribute: what getattr finds first
+            self.write(f"{_GETATTR}(")
+            self.visit(node.node, frame)
+            self.write(f", {attr!r})")
+            return
+        # a plain dict's item inline, without a call; anything else (a missing key, another
+        # object) through the environment's getattr. The object is evaluated once, into a
+        # local of the render function (each use is read right after it is set)
+        self.write(f"({_OBJ}[{attr!r}] if {_TYPE}({_OBJ} := ")
         self.visit(node.node, frame)
-        self.write(f", {node.attr!r})")
+        self.write(f") is {_DICT} and {attr!r} in {_OBJ} else {_GETATTR}({_OBJ}, {attr!r}))")
 
     @optimizeconst
     def visit_Call(self, node: nodes.Call, frame: Frame, forward_caller: bool = False) -> None:
@@ -198,4 +259,28 @@ class FastTemplate(jinja2.Template):
         namespace["Markup"] = as_markup
         namespace["markup_join"] = markup_join
         namespace[_GETATTR] = environment.getattr
+        namespace[_TYPE] = type
+        namespace[_DICT] = dict
+        namespace["Macro"] = FastMacro
         return rv
+
+    def new_context(
+        self,
+        vars: dict[str, Any] | None = None,
+        shared: bool = False,
+        locals: Mapping[str, Any] | None = None,
+    ) -> jinja2.runtime.Context:
+        """Jinja's ``new_context``: a context of the template's globals and ``vars`` (``vars``
+        first), with the globals read map by map (``dict.update``), not key by key through
+        the ``ChainMap`` Jinja keeps them in (a tenth of a small template's rendering)."""
+        globals_ = self.globals
+        if shared or locals or type(globals_) is not ChainMap:
+            return super().new_context(vars, shared, locals)
+        flat: dict[str, Any] = {}
+        for layer in reversed(globals_.maps):  # the first map wins, as in the ChainMap
+            flat.update(layer)
+        parent = dict(flat)
+        if vars:
+            parent.update(vars)
+        return self.environment.context_class(self.environment, parent, self.name,
+                                              self.blocks, globals=flat)

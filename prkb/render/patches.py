@@ -21,19 +21,33 @@ MAX_HUNK_LINES = 40
 MAX_LINE_CHARS = 200
 
 
+# per profile object (its names, its regular expression), made once: every report reads them
+# a few times. By identity (a Profile is a mutable dataclass, never changed once loaded); the
+# object is kept with its entry, so that its id cannot be another profile's.
+_RELATED: dict[int, tuple[Profile, list[str], re.Pattern[str] | None]] = {}
+
+
+def _related(profile: Profile) -> tuple[list[str], re.Pattern[str] | None]:
+    got = _RELATED.get(id(profile))
+    if got is None or got[0] is not profile:
+        inputs = rule_inputs(profile.rules)
+        names = sorted(set(inputs.names(profile).related)) if inputs is not None else []
+        alts = "|".join(re.escape(n) for n in names)
+        rel = re.compile(rf"(?<![A-Za-z0-9_])(?:{alts})(?![A-Za-z0-9_])") if names else None
+        if len(_RELATED) >= 16:
+            _RELATED.clear()
+        got = _RELATED[id(profile)] = (profile, names, rel)
+    return got[1], got[2]
+
+
 def related_names(profile: Profile) -> list[str]:
     """The calls and attributes of the profile's audit rule whose lines are related code
-    (its module's ``INPUTS.names`` ``related``), sorted; none without one."""
-    inputs = rule_inputs(profile.rules)
-    return sorted(set(inputs.names(profile).related)) if inputs is not None else []
+    (its module's ``INPUTS.names`` ``related``), sorted; none without one. A new list."""
+    return list(_related(profile)[0])
 
 
 def _related_regex(profile: Profile) -> re.Pattern[str] | None:
-    names = related_names(profile)
-    if not names:
-        return None
-    alts = "|".join(re.escape(n) for n in names)
-    return re.compile(rf"(?<![A-Za-z0-9_])(?:{alts})(?![A-Za-z0-9_])")
+    return _related(profile)[1]
 
 
 def split_hunks(patch: str) -> list[tuple[str, list[str]]]:

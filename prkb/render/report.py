@@ -211,6 +211,11 @@ class SectionsInline(jinja2.BaseLoader):
         return self.inner.list_templates()
 
 
+# the report template of each environment _report_env made (a new environment, after its
+# cache is cleared, loads it anew)
+_REPORTS: dict[jinja2.Environment, jinja2.Template] = {}
+
+
 @lru_cache(maxsize=16)
 def _report_env(lang: str, fmt: str, subject: str = "", rules: str = "") -> jinja2.Environment:
     """The environment of one language and format, cached (templates compile once): the
@@ -273,9 +278,11 @@ def render_context(ctx: dict[str, Any], fmt: str, only: tuple[str, ...] = ORDER)
     if unknown:
         raise InputError(f"unknown report section {unknown[0]!r}: use one of {', '.join(ORDER)}")
     subject = "commit" if ctx["pr"].get("commit") else ""
-    rules = ctx["profile"]["rules"]
-    env = _report_env(ctx["lang"], fmt, subject, rules)
-    out = env.get_template(REPORT).render(ctx, section_order=only)
+    env = _report_env(ctx["lang"], fmt, subject, ctx["profile"]["rules"])
+    template = _REPORTS.get(env)
+    if template is None:  # the environment never reloads it: kept, not looked up each time
+        template = _REPORTS[env] = env.get_template(REPORT)
+    out = template.render(ctx, section_order=only)
     return out if fmt == "html" else _tidy(out)
 
 

@@ -53,6 +53,7 @@ class RenderJob:
     tmp: Path
     search: bool = False  # the site gets a search index: hash what it reads of each page
     envs: dict[str, jinja2.Environment] = field(default_factory=dict)
+    templates: dict[tuple[str, str], jinja2.Template] = field(default_factory=dict)
     # template -> what to make, per language, before workers fork (e.g. the PR report's
     # environment for site/pr.html): given by the build, so that this module imports none
     warm_ups: dict[str, Callable[[str], None]] = field(default_factory=dict)
@@ -114,7 +115,10 @@ def render_page(job: RenderJob, page: Page) -> bytes:
          "current": other == page.lang}
         for other in langs
     ]
-    html = env.get_template(page.template).render(
+    template = job.templates.get((lang, page.template))
+    if template is None:  # the environment never reloads a template: kept for the build
+        template = job.templates[lang, page.template] = env.get_template(page.template)
+    html = template.render(
         {**ctx, "langs": langs},
         page_path=page.path,
         root=root,
