@@ -86,6 +86,10 @@ class ReportFacts:
     related: Related
 
 
+# the names of ReportFacts' fields, in order (each is a key of every language's context)
+_FACT_NAMES = tuple(x.name for x in dataclasses.fields(ReportFacts))
+
+
 def report_facts(store: Store, ref: str | int, profile: Profile) -> ReportFacts:
     """What every language's report of PR ``ref`` shares (``localize`` adds the rest).
 
@@ -153,7 +157,7 @@ def localize(base: ReportFacts, lang: str, profile: Profile) -> dict[str, Any]:
          "after_meaning": _meaning(profile, lang, c["after"])}
         for c in base.changes
     ]
-    sections = {x.name: getattr(base, x.name) for x in dataclasses.fields(base)}
+    sections = {name: getattr(base, name) for name in _FACT_NAMES}
     return {
         **sections,
         "section_order": ORDER,

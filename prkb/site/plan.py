@@ -281,11 +281,14 @@ def plan_pages(
         ))
     # a PR's (and a builder's) pages in every language next to each other: the renderer hands
     # out pages in runs, so one process reads the PR's facts once for all its languages
+    # (and its related PRs once: the last PR's, by its id, for the page in the next language)
+    last_related: dict[int, list[dict[str, Any]]] = {}
     for pr, d_page, same in per_pr:
         for lang in langs:
             pages.append(Page(
                 f"{lang}/pr/{pr['slug']}.html", "site/pr.html", d_page,
-                partial(_pr_context, store, report_html, fixed_by_lang[lang], data, pr, lang),
+                partial(_pr_context, store, report_html, fixed_by_lang[lang], data, pr, lang,
+                        last_related),
                 lang=lang, search=True, same=same, shard=site_search.pr_shard(pr["id"]),
             ))
     charts: dict[str, Any] = {}
@@ -626,8 +629,12 @@ def _pr_context(
     data: SiteData,
     pr: dict[str, Any],
     lang: str,
+    last_related: dict[int, list[dict[str, Any]]],
 ) -> dict[str, Any]:
-    rel = related(data, pr)
+    rel = last_related.get(pr["id"])
+    if rel is None:  # not the PR of the previous page (in another language)
+        last_related.clear()
+        rel = last_related[pr["id"]] = related(data, pr)
     # the report's related PRs link to their pages (a PR page's neighbours, same folder)
     links = {r["other"]["key"]: f"{r['other']['slug']}.html" for r in rel if r["other"]["slug"]}
     return {
