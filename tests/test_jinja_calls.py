@@ -90,6 +90,26 @@ def test_a_context_has_the_globals_and_values_jinja_gives_it() -> None:
     assert renders[0] == renders[1] == "env-a own-b &lt;c&gt; d False"
 
 
+def test_attribute_reads_inline_find_what_jinja_finds() -> None:
+    """``x.name`` of a plain dict is read inline: a nested read, a missing key, a dict's own
+    attribute, a dict subclass and other objects read as Jinja
+    reads them."""
+    from collections import defaultdict
+
+    text = ("{{ a.b.c }}|{{ a.b.none is defined }}|{{ a.keys is callable }}|{{ dd.x }}|"
+            "{{ dd|length }}|{{ s.upper is callable }}|{{ n.real }}|{{ (a.b).c ~ a.b.c }}|"
+            "{% for k in [a, a.b] %}{{ k.b is defined }}{% endfor %}")
+    for autoescape in (True, False):
+        renders = []
+        for fast in (False, True):
+            values = {"a": {"b": {"c": "<c>"}}, "dd": defaultdict(str, {"y": 1}), "s": "s",
+                      "n": 3}
+            renders.append(_env(fast, autoescape).from_string(text).render(values))
+        assert renders[0] == renders[1]
+    # (Jinja reads a defaultdict by its item too, which adds the key: so does the fast path)
+    assert renders[1] == "<c>|False|True||2|True|3|<c><c>|TrueFalse"
+
+
 def test_a_wrong_call_is_refused_as_jinja_refuses_it() -> None:
     for text in ("{% macro two(a, b) %}{% endmacro %}{{ two(1, 2, 3) }}",
                  "{% macro two(a, b) %}{% endmacro %}{{ two(1, c=2) }}"):
