@@ -6,10 +6,11 @@ import hashlib
 import json
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from .errors import InputError
 from .paths import cache_dir, data_dir
@@ -532,3 +533,23 @@ def build_profile(raw: dict[str, Any]) -> Profile:
         setters={str(x["call"]): x.get("arg", 0) for x in sym.get("setters", [])},
         raw=raw,
     )
+
+
+# what is computed once per profile object: (what, ``id(profile)``) -> (the profile itself, so
+# that an id reused by a later profile never hits, and what was computed for it). Bounded: a
+# full table is emptied (a process uses a profile or two; tests make many)
+_PER_PROFILE: dict[tuple[str, int], tuple[Profile, Any]] = {}
+_PER_PROFILE_LIMIT = 64
+_T = TypeVar("_T")
+
+
+def per_profile(profile: Profile, make: Callable[[Profile], _T]) -> _T:
+    """``make(profile)``, computed once per profile object (a Profile is never changed once
+    loaded) and per ``make``, by its qualified name."""
+    key = (make.__qualname__, id(profile))
+    hit = _PER_PROFILE.get(key)
+    if hit is None or hit[0] is not profile:
+        if len(_PER_PROFILE) >= _PER_PROFILE_LIMIT:
+            _PER_PROFILE.clear()
+        hit = _PER_PROFILE[key] = (profile, make(profile))
+    return cast(_T, hit[1])

@@ -183,3 +183,28 @@ def test_declaring_the_default_level_is_not_a_raise() -> None:
     assert "level-raised" not in tags(middle)
     assert "level-raised" not in tags(prof.levels[0])
     assert "level-raised" in tags(prof.levels[2])
+
+
+def test_what_is_made_per_profile_is_made_once_per_profile_object() -> None:
+    """per_profile: one computation per profile object and maker; a copy of the profile (a
+    new object, as dataclasses.replace makes) gets its own, never the other's."""
+    from prkb.profile import Profile, per_profile
+
+    made: list[str] = []
+
+    def names(p: Profile) -> str:
+        made.append(p.name)
+        return f"names of {p.name}"
+
+    def other(p: Profile) -> int:
+        made.append("other")
+        return len(made)
+
+    profile = load_profile(None)
+    assert per_profile(profile, names) == per_profile(profile, names) == f"names of {profile.name}"
+    assert made == [profile.name]
+    per_profile(profile, other)
+    assert made == [profile.name, "other"]
+    copy = replace(profile, name="copy")
+    assert per_profile(copy, names) == "names of copy"
+    assert made == [profile.name, "other", "copy"]

@@ -22,11 +22,11 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from types import ModuleType
-from typing import Any, TypeVar, cast
+from typing import Any
 
 from ..gitrepo import GitRepo, TreeEntry
 from ..models import Finding
-from ..profile import Profile
+from ..profile import Profile, per_profile
 from . import state
 from .hierarchy import ClassRef, Hierarchy, ModuleFacts, module_name, read_imports
 from .rules import InputNames, Link, Words, load_rule, rule_inputs
@@ -347,21 +347,6 @@ def rule_messages(rules: str) -> dict[str, Words]:
     return dict(getattr(_rule_module(rules), "MESSAGES", {}))
 
 
-# what is computed once per profile: (what, ``id(profile)``) -> (the profile itself, so an id
-# reused by a later profile never hits, and what was computed for it)
-_PER_PROFILE: dict[tuple[str, int], tuple[Profile, Any]] = {}
-_T = TypeVar("_T")
-
-
-def _per_profile(profile: Profile, make: Callable[[Profile], _T]) -> _T:
-    """``make(profile)``, computed once per profile object."""
-    key = (make.__name__, id(profile))
-    hit = _PER_PROFILE.get(key)
-    if hit is None or hit[0] is not profile:
-        hit = _PER_PROFILE[key] = (profile, make(profile))
-    return cast(_T, hit[1])
-
-
 def file_markers(profile: Profile) -> list[str]:
     """The texts one of which a file must hold to be read: ``audit.file_markers``; for a
     profile without builder bases and markers, the family and the setter calls (a file that
@@ -376,7 +361,7 @@ def _input_names(profile: Profile) -> InputNames:
     """What the audit reads for the profile's rule besides the profile's value (the rule
     module's ``INPUTS.audit_names``; nothing without one), once per profile: it is asked for
     each file parsed."""
-    return _per_profile(profile, _make_input_names)
+    return per_profile(profile, _make_input_names)
 
 
 def _make_input_names(profile: Profile) -> InputNames:
@@ -398,7 +383,7 @@ def _relevance_regex(profile: Profile) -> re.Pattern[str] | None:
     Known blind spot: a builder subclass whose header names no marker and that declares nothing
     (``class Foo(Bar): pass``) in a file without other markers is not read.
     """
-    return _per_profile(profile, _make_relevance_regex)
+    return per_profile(profile, _make_relevance_regex)
 
 
 def _make_relevance_regex(profile: Profile) -> re.Pattern[str] | None:
@@ -444,7 +429,7 @@ def skim_words(profile: Profile) -> tuple[set[str], set[str], dict[str, set[str]
     the threshold attributes and a parent's ``__init__``, and the dynamic-support methods and
     the backend's name and builder methods whole. ``bench/skim_check.py`` checks on a real
     history that the facts read are the same as from the full source."""
-    return _per_profile(profile, _make_skim_words)
+    return per_profile(profile, _make_skim_words)
 
 
 def _make_skim_words(profile: Profile) -> tuple[set[str], set[str], dict[str, set[str]]]:

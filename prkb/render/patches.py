@@ -13,7 +13,7 @@ from typing import Any
 
 from ..analyze.diff import PatchLine, iter_patch_lines
 from ..analyze.rules import rule_inputs
-from ..profile import Profile
+from ..profile import Profile, per_profile
 from .markdown import clean_text
 
 MAX_HUNKS = 3
@@ -21,23 +21,18 @@ MAX_HUNK_LINES = 40
 MAX_LINE_CHARS = 200
 
 
-# per profile object (its names, its regular expression), made once: every report reads them
-# a few times. By identity (a Profile is a mutable dataclass, never changed once loaded); the
-# object is kept with its entry, so that its id cannot be another profile's.
-_RELATED: dict[int, tuple[Profile, list[str], re.Pattern[str] | None]] = {}
-
-
 def _related(profile: Profile) -> tuple[list[str], re.Pattern[str] | None]:
-    got = _RELATED.get(id(profile))
-    if got is None or got[0] is not profile:
-        inputs = rule_inputs(profile.rules)
-        names = sorted(set(inputs.names(profile).related)) if inputs is not None else []
-        alts = "|".join(re.escape(n) for n in names)
-        rel = re.compile(rf"(?<![A-Za-z0-9_])(?:{alts})(?![A-Za-z0-9_])") if names else None
-        if len(_RELATED) >= 16:
-            _RELATED.clear()
-        got = _RELATED[id(profile)] = (profile, names, rel)
-    return got[1], got[2]
+    """The related-code names of the profile's rule and their regular expression (None
+    without names), made once per profile (:func:`~prkb.profile.per_profile`): every report
+    reads them a few times."""
+    return per_profile(profile, _make_related)
+
+
+def _make_related(profile: Profile) -> tuple[list[str], re.Pattern[str] | None]:
+    inputs = rule_inputs(profile.rules)
+    names = sorted(set(inputs.names(profile).related)) if inputs is not None else []
+    alts = "|".join(re.escape(n) for n in names)
+    return names, re.compile(rf"(?<![A-Za-z0-9_])(?:{alts})(?![A-Za-z0-9_])") if names else None
 
 
 def related_names(profile: Profile) -> list[str]:
