@@ -17,6 +17,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
+from multiprocessing.synchronize import Event as EventType
 from pathlib import Path
 
 import jinja2
@@ -64,6 +65,9 @@ class RenderJob:
 # (the job reaches it through the fork, not pickled: its pages hold closures); this process
 # never sets it. A pool's task function gets only what is pickled, hence a global.
 _WORKER_JOB: RenderJob | None = None
+# set by a worker whose pages failed (the worker processes share it): the others skip the
+# runs of pages still queued, so that the pool can be closed and joined, not terminated
+_WORKER_STOP: EventType | None = None
 
 
 
@@ -153,12 +157,13 @@ def _render_some(job: RenderJob, indexes: list[int]) -> list[tuple[int, Rendered
     return out
 
 
-def _worker_init(job: RenderJob) -> None:
-    global _WORKER_JOB
+def _worker_init(job: RenderJob, stop: EventType) -> None:
+    global _WORKER_JOB, _WORKER_STOP
     # a fresh connection: a SQLite connection must not cross a fork (the template
     # environments warmed up before the fork are plain Python objects: they are kept)
     job.store.reconnect()
     _WORKER_JOB = job
+    _WORKER_STOP = stop
 
 
 def _warm_up(job: RenderJob, indexes: list[int]) -> None:
@@ -174,9 +179,16 @@ def _warm_up(job: RenderJob, indexes: list[int]) -> None:
                 warm_up(lang)
 
 
-def _worker(indexes: list[int]) -> list[tuple[int, Rendered]]:
-    assert _WORKER_JOB is not None
-    return _render_some(_WORKER_JOB, indexes)
+def _worker(indexes: list[int]) -> list[tuple[int, Rendered]] | None:
+    """A run of pages rendered; None when it was skipped (pages of another run failed)."""
+    assert _WORKER_JOB is not None and _WORKER_STOP is not None
+    if _WORKER_STOP.is_set():
+        return None
+    try:
+        return _render_some(_WORKER_JOB, indexes)
+    except BaseException:
+        _WORKER_STOP.set()  # before the error reaches the parent: every later run is skipped
+        raise
 
 
 def render_all(
@@ -201,11 +213,28 @@ def render_all(
         return results
     _warm_up(job, indexes)
     ctx = multiprocessing.get_context("fork")  # fork: the initializer's job is not pickled
-    with ctx.Pool(workers, initializer=_worker_init, initargs=(job,)) as pool:
+    stop = ctx.Event()
+    with ctx.Pool(workers, initializer=_worker_init, initargs=(job, stop)) as pool:
         # heavy pages first, in small runs, so that the last run is not a long one
         order = sorted(indexes, key=lambda i: job.pages[i].template == "site/pr.html")
         size = max(1, min(100, len(indexes) // (workers * 8)))
-        for batch in pool.imap_unordered(_worker, _chunks(order, size)):
+        runs = pool.imap_unordered(_worker, _chunks(order, size))
+        while True:
+            try:
+                batch = next(runs)
+            except StopIteration:
+                break
+            except Exception:
+                # a worker's error (a full disk...), raised here. Leaving the pool now would
+                # terminate it while its task thread may still be handing out runs, which can
+                # hang for ever (CPython's Pool.terminate, seen on a full disk): the workers
+                # skip what is left (the worker set `stop`), and the pool is closed and joined
+                stop.set()
+                pool.close()
+                pool.join()
+                raise
+            if batch is None:  # skipped: the error of the run that failed is still to come
+                continue
             for i, one in batch:
                 results[i] = one
             if on_done is not None:
