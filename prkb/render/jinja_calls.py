@@ -50,31 +50,20 @@ class PlainCallContext(jinja2.runtime.Context):
 
     def call(__self, __obj: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         kind = type(__obj)
-        if kind is FastMacro:
-            if kwargs:
-                kwargs.pop("_loop_vars", None)
-                kwargs.pop("_block_vars", None)
-            macro = cast(FastMacro, __obj)
-            direct, count = macro.direct, macro.count
-            if direct is not None and not kwargs and len(args) <= count:
-                # what Macro.__call__ does with positional arguments only: the missing ones
-                # are `missing` (the macro's body puts in their defaults)
-                if len(args) < count:
-                    args = (*args, *(missing,) * (count - len(args)))
-                try:
-                    rv = direct(*args)
-                except StopIteration:  # as Context.call answers it
-                    return __self.environment.undefined(
-                        "value was undefined because a callable raised a StopIteration "
-                        "exception")
-                return as_markup(rv) if __self.eval_ctx.autoescape else rv
-            kind = Macro
-        if kind is Macro:
-            # Macro.__call__ is pass_eval_context: Context.call hands it the eval context
-            if kwargs:
+        if kind is FastMacro or kind is Macro:
+            if kwargs:  # what Jinja adds inside loops and blocks for context functions
                 kwargs.pop("_loop_vars", None)
                 kwargs.pop("_block_vars", None)
             try:
+                if kind is FastMacro:
+                    macro = cast(FastMacro, __obj)
+                    direct, count = macro.direct, macro.count
+                    if direct is not None and not kwargs and len(args) <= count:
+                        # what Macro.__call__ does with positional arguments only: the
+                        # missing ones are `missing` (the macro's body puts in their defaults)
+                        rv = direct(*args, *(missing,) * (count - len(args)))
+                        return as_markup(rv) if __self.eval_ctx.autoescape else rv
+                # Macro.__call__ is pass_eval_context: Context.call hands it the eval context
                 return __obj(__self.eval_ctx, *args, **kwargs)
             except StopIteration:  # as Context.call answers it
                 return __self.environment.undefined(
