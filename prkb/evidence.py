@@ -64,19 +64,33 @@ def dumps(items: list[Item]) -> str:
     return json.dumps(items, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
+class Evidence(list[Item]):
+    """The items of one stored evidence text, with that text (``text``): equal text is equal
+    evidence, so what a template makes of the items can be kept by it
+    (:mod:`prkb.render.evidence_lines`). Otherwise a list: it compares, serializes and
+    pickles as one."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, items: list[Item], text: str) -> None:
+        super().__init__(items)
+        self.text = text
+
+
 def loads(text: str | None) -> list[Item]:
-    """The items of a stored evidence text; text that is not a JSON list of items (a
-    knowledge base written before evidence was data) is one ``legacy`` item."""
+    """The items of a stored evidence text (an :class:`Evidence`); text that is not a JSON
+    list of items (a knowledge base written before evidence was data) is one ``legacy``
+    item."""
     if not text:
-        return []
+        return Evidence([], "")
     if text.startswith("["):
         try:
             got = json.loads(text)
         except ValueError:
             got = None
         if isinstance(got, list) and all(isinstance(x, dict) and "kind" in x for x in got):
-            return got
-    return [{"kind": "legacy", "text": text}]
+            return Evidence(got, text)
+    return Evidence([{"kind": "legacy", "text": text}], text)
 
 
 def make(*items: Item) -> str:

@@ -638,6 +638,7 @@ def _env(lang: str, html: bool = False) -> Any:
         fast_lookups,
         jinja_env,
         sentence_macros,
+        subject_catalog,
     )
 
     env = jinja_env(lang, autoescape=True if html else None)
@@ -658,7 +659,8 @@ def _env(lang: str, html: bool = False) -> Any:
     env.filters.update({k: v for k, v in filters_of(report_fmt).items() if k in ("c", "q")})
     env.globals["codes"] = report_fmt.codes
     env.globals["labels"] = env.get_template("report/_labels.j2").make_module()
-    env.globals["sentences"] = sentence_macros(env)  # last: the macros see every global
+    # last: the macros see every global
+    env.globals["sentences"] = sentence_macros(env, lang, subject_catalog(lang))
     return env
 
 

@@ -415,15 +415,25 @@ SENTENCES = {"changes": "report/_changes.j2", "relations": "report/_relations.j2
              "evidence": "report/_evidence.j2"}
 
 
-def sentence_macros(env: jinja2.Environment) -> dict[str, Any]:
+def sentence_macros(
+    env: jinja2.Environment, lang: str | None = None, catalog: SubjectCatalog | None = None,
+) -> dict[str, Any]:
     """The global ``sentences`` of ``env``: the module of each template of :data:`SENTENCES`
     (``sentences.relations.sentence``, ``sentences.evidence.lines``...), made once.
 
     The very module a ``{% from %}`` import in a template gets (``Template.module``), without
     the import's cost on every render (a template lookup and a comparison of the importing
     template's globals with the module's, ~40 µs each). Call it when the environment's
-    globals and filters are all set: a module keeps the ones it was made with."""
-    return {name: env.get_template(path).module for name, path in SENTENCES.items()}
+    globals and filters are all set: a module keeps the ones it was made with. With the
+    environment's language and catalog, a relation's evidence is worded once per build for
+    every environment that words it alike (:mod:`.evidence_lines`)."""
+    modules = {name: env.get_template(path).module for name, path in SENTENCES.items()}
+    if lang is not None and catalog is not None:
+        from . import evidence_lines
+
+        modules["evidence"] = evidence_lines.cached_module(
+            modules["evidence"], evidence_lines.wording(env, lang, catalog.gettext))
+    return modules
 
 
 # --- HTML under autoescape ----------------------------------------------------------------

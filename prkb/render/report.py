@@ -264,7 +264,8 @@ def _report_env(lang: str, fmt: str, subject: str = "", rules: str = "") -> jinj
     env.globals.update(markup=formatter, codes=formatter.codes, num=formatter.num)
     # the label tables (report/_labels.j2) depend only on the language: built once
     env.globals["labels"] = env.get_template("report/_labels.j2").make_module()
-    env.globals["sentences"] = sentence_macros(env)  # last: the macros see every global
+    # last: the macros see every global
+    env.globals["sentences"] = sentence_macros(env, lang, subject_catalog(lang, subject, rules))
     return env
 
 

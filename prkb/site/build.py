@@ -32,6 +32,7 @@ from .. import __version__
 from ..errors import InputError
 from ..paths import project_root, templates_dir
 from ..profile import Profile
+from ..render import evidence_lines
 from ..store import Store, canonical_json
 from . import links as site_links
 from . import state as site_state
@@ -400,6 +401,7 @@ def build_site(
     t0 = time.perf_counter()
     tree = OutputTree(out, trash)
     gc_on = gc.isenabled()
+    evidence_lines.clear()  # what one build worded is not kept for the next
     # the previous manifest is tens of thousands of small containers: no cycle collection
     # while they are read (a full one in a large process costs tens of milliseconds); gather
     # keeps it off, plan turns it on again
