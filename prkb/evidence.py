@@ -77,20 +77,37 @@ class Evidence(list[Item]):
         self.text = text
 
 
+# stored text -> its items, parsed once per process (a relation's evidence is read for the
+# pages of both its PRs and for its week's digest); bounded. The item dicts are shared by
+# every Evidence of that text: nothing changes an item once read
+_PARSED: dict[str, list[Item]] = {}
+_PARSED_LIMIT = 65536
+
+
 def loads(text: str | None) -> list[Item]:
     """The items of a stored evidence text (an :class:`Evidence`); text that is not a JSON
     list of items (a knowledge base written before evidence was data) is one ``legacy``
     item."""
     if not text:
         return Evidence([], "")
+    items = _PARSED.get(text)
+    if items is None:
+        items = _parse(text)
+        if len(_PARSED) >= _PARSED_LIMIT:
+            _PARSED.clear()
+        _PARSED[text] = items
+    return Evidence(items, text)
+
+
+def _parse(text: str) -> list[Item]:
     if text.startswith("["):
         try:
             got = json.loads(text)
         except ValueError:
             got = None
         if isinstance(got, list) and all(isinstance(x, dict) and "kind" in x for x in got):
-            return Evidence(got, text)
-    return Evidence([{"kind": "legacy", "text": text}], text)
+            return got
+    return [{"kind": "legacy", "text": text}]
 
 
 def make(*items: Item) -> str:

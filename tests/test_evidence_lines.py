@@ -42,6 +42,12 @@ def test_stored_evidence_keeps_its_text_and_is_still_a_list() -> None:
     assert legacy == [{"kind": "legacy", "text": "blame on the parent"}]
     assert legacy.text == "blame on the parent"
     assert evidence.loads(None) == [] and evidence.loads("").text == ""
+    # parsed once per process: equal text read again gives equal items, in a list of its own
+    again = evidence.loads(text)
+    assert again == got and again is not got
+    again.append({"kind": "older", "older": "#1", "newer": "#2"})
+    assert evidence.loads(text) == json.loads(text)
+    assert evidence.loads("[not json") == [{"kind": "legacy", "text": "[not json"}]
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -33,6 +33,32 @@ def test_features_are_words_with_where_they_were_found() -> None:
     assert s.features_of(rec(body="mail goes through SMTP"), P) == ()
 
 
+def test_features_are_found_where_each_features_own_scan_finds_them() -> None:
+    """Terms that overlap, nest or repeat (one feature's term inside another's): a feature is
+    found where a search with its own pattern finds it, whatever the other features' terms."""
+    import dataclasses
+    import random
+
+    prof = dataclasses.replace(P, features={
+        "A": ("spec", "spec decode"), "B": ("decode", "c dec"), "C": ("MTP",),
+        "D": ("e-d", "spec_decode"), "E": ()})
+    words = ["spec", "decode", "spec decode", "specdecode", "MTP", "SMTP", "MTPs", "c dec",
+             "e-d", "spec_decode", "_spec", "x", " ", "-", "\n"]
+    rng = random.Random(7)
+    for _ in range(400):
+        texts = ["".join(rng.choice(words) for _ in range(rng.randrange(0, 8)))
+                 for _ in range(3)]
+        r = rec(title=texts[0], body=texts[1], labels=(texts[2],) if texts[2] else ())
+        places = {"title": texts[0], "body": texts[1], "labels": texts[2]}
+        want = {}
+        for name, terms in prof.features.items():
+            if terms:
+                where = tuple(k for k, t in places.items() if s._terms_pattern(terms).search(t))
+                if where:
+                    want[name] = where
+        assert {f.name: f.where for f in s.features_of(r, prof)} == want, texts
+
+
 def test_platforms_by_where_they_were_recognised() -> None:
     r = rec(title="[ROCm] fix", files=(BACKENDS + "mla/triton_demo.py",))
     assert s.platforms_of(r, P) == (s.PlatformFact("portable", "portable"),

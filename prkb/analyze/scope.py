@@ -155,12 +155,18 @@ def features_of(record: dict[str, Any], profile: Profile) -> tuple[FeatureFact, 
             for lab in record.get("labels") or []
         ),
     }
+    wanted = [(name, _terms_pattern(terms)) for name, terms in profile.features.items() if terms]
+    if not wanted:
+        return ()
+    # where each term occurs in each text (a substring search, several times cheaper than a
+    # regular expression's scan of a long body), then each feature's own pattern tried at
+    # those places only: where it would match in a scan of its own
+    terms = {t for ts in profile.features.values() for t in ts}
+    starts = {k: _occurrences(text, terms) for k, text in places.items()}
     out: list[FeatureFact] = []
-    for name, terms in profile.features.items():
-        if not terms:
-            continue
-        pattern = _terms_pattern(terms)
-        where = tuple(k for k, text in places.items() if pattern.search(text))
+    for name, pattern in wanted:
+        where = tuple(k for k, text in places.items()
+                      if any(pattern.match(text, at) for at in starts[k]))
         if where:
             out.append(FeatureFact(name, where))
     return tuple(out)
@@ -172,6 +178,17 @@ def _terms_pattern(terms: tuple[str, ...]) -> re.Pattern[str]:
     it): a text matches when one of the terms so occurs in it. Cached: a profile's terms."""
     alternatives = "|".join(re.escape(t) for t in terms)
     return re.compile(rf"(?<![A-Za-z])(?:{alternatives})(?![A-Za-z])")
+
+
+def _occurrences(text: str, terms: set[str]) -> list[int]:
+    """Every place in ``text`` where one of ``terms`` occurs (as a substring), in order."""
+    found: set[int] = set()
+    for term in terms:
+        at = text.find(term)
+        while at >= 0:
+            found.add(at)
+            at = text.find(term, at + 1)
+    return sorted(found)
 
 
 def platforms_of(record: dict[str, Any], profile: Profile) -> tuple[PlatformFact, ...]:
