@@ -206,3 +206,22 @@ def test_codes_and_links_keep_their_markup() -> None:
     assert commit.text == "commit abc" and "<code>abc</code>" in commit
     assert fmt.pr_link('x".html', "<s>") == Markup(
         '<a class="prlink" href="x&#34;.html">&lt;s&gt;</a>')
+
+
+def test_a_related_prs_reference_in_every_format() -> None:
+    """formats.related_ref: ``#N`` or the node key as code, linked on the site when the page
+    of that end is known; None for a commit (the template words it in its language)."""
+    html, md, txt = FORMATTERS["html"], FORMATTERS["md"], FORMATTERS["txt"]
+    links = {"pr:7": "7.html", "issue:9": "i9.html"}
+    got = html.related_ref({"number": 7, "other": 7}, links)
+    assert str(got) == '<a class="prlink" href="7.html">#7</a>' and got.text == "#7"
+    assert html.related_ref({"number": 8, "other": 8}, links) == "#8"
+    assert html.related_ref({"number": 7, "other": 7}, None) == "#7"
+    assert html.related_ref({"number": None, "other": "x/y<b>#1"}, links) == Markup(
+        "<code>x/y&lt;b&gt;#1</code>")
+    assert "<code>issue:9</code>" in html.related_ref({"number": None, "other": "issue:9"}, links)
+    assert html.related_ref({"number": None, "other": "commit:abc"}, links) is None
+    assert md.related_ref({"number": 7, "other": 7}, links) == "#7"
+    assert md.related_ref({"number": None, "other": "x/y"}, None) == "`x/y`"
+    assert txt.related_ref({"number": None, "other": "x/y"}, links) == "`x/y`"
+    assert txt.related_ref({"number": None, "other": "commit:abc"}, None) is None
