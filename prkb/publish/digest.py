@@ -318,10 +318,16 @@ def gather(store: Store, period: Period, profile: Profile | None = None) -> Dige
         lst.sort(key=_sort_key)
     merged_ids.sort(key=lambda p: _sort_key(p[1]))
 
+    # what the merged PRs changed, read for all of them at once
+    merged_rows = [pr_id for pr_id, _it in merged_ids]
+    all_states = store.state_changes_of(merged_rows)
+    all_changes = store.symbol_changes_of(merged_rows)
+    all_paths = store.paths_of(merged_rows)
+    all_findings = store.findings_of(merged_rows)
     for pr_id, it in merged_ids:
-        states = store.state_changes_of(pr_id)
+        states = all_states[pr_id]
         after = after_sources(states, profile.display)
-        for r in store.symbol_changes_of(pr_id):
+        for r in all_changes[pr_id]:
             dg.level_changes.append(
                 LevelChange(
                     r["class_name"], r["file"], r["before"], r["after"], r["direction"], it,
@@ -330,8 +336,8 @@ def gather(store: Store, period: Period, profile: Profile | None = None) -> Dige
                     after_text=_shown(profile, r["after"], r["attr"]),
                 )
             )
-        _effective(dg, states, it, store.paths_of(pr_id))
-        for r in store.findings_of(pr_id):
+        _effective(dg, states, it, all_paths[pr_id])
+        for r in all_findings[pr_id]:
             if r["rule"] == "patch-unavailable":
                 continue
             dg.findings.append(
@@ -349,8 +355,9 @@ def gather(store: Store, period: Period, profile: Profile | None = None) -> Dige
         held.setdefault(ec.class_name, set()).add(ec.file)
     for ec in dg.effective:
         ec.name_file = len(held[ec.class_name]) > 1
+    all_codes = store.risk_codes_of(in_week)
     for pr_id, it in sorted(in_week.items(), key=lambda p: _sort_key(p[1])):
-        codes = [c for c in store.risk_codes_of(pr_id) if c in HIGHLIGHT_TAGS]
+        codes = [c for c in all_codes[pr_id] if c in HIGHLIGHT_TAGS]
         if codes:
             dg.risks.append(RiskItem(it, sorted(codes, key=HIGHLIGHT_TAGS.index)))
     keys = sorted({f"pr:{it.number}" for it in in_week.values() if it.number is not None})

@@ -9,7 +9,8 @@ a week's rows in bulk and the report a few per PR, and neither needs more than t
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import sqlite3
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from .database import StoreBase
@@ -101,38 +102,66 @@ class ReportQueries(StoreBase):
                 out[int(r[0])] = row_dict(r)
         return out
 
-    def symbol_changes_of(self, pr_id: int) -> list[dict[str, Any]]:
-        """The stored declaration changes of the PR row ``pr_id``, in order: dicts with the
-        columns of ``symbol_changes`` (``class_name, file, before, after, direction``...)."""
-        rows = self.conn.execute(
-            "SELECT * FROM symbol_changes WHERE pr_id=? ORDER BY seq", (pr_id,)
-        )
-        return [row_dict(r) for r in rows]
+    def _by_pr(self, sql: str, pr_ids: Iterable[int], key: str = "pr_id",
+               ) -> Iterator[tuple[int, sqlite3.Row]]:
+        """The rows of ``sql`` (a query whose ``{marks}`` is the list of PR row ids) for
+        ``pr_ids``, each with its PR row id (its column ``key``), a few hundred ids a query."""
+        ids = sorted(set(pr_ids))
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            marks = ",".join("?" for _ in chunk)
+            for row in self.conn.execute(sql.format(marks=marks), chunk):
+                yield int(row[key]), row
 
-    def state_changes_of(self, pr_id: int) -> list[dict[str, Any]] | None:
-        """The stored state changes of the PR row ``pr_id`` (``analyze/state.py``: each
+    def symbol_changes_of(self, pr_ids: Iterable[int]) -> dict[int, list[dict[str, Any]]]:
+        """The stored declaration changes of each PR row of ``pr_ids``, in order: dicts with
+        the columns of ``symbol_changes`` (``class_name, file, before, after, direction``...);
+        by PR row id (every id given, [] for none)."""
+        out: dict[int, list[dict[str, Any]]] = {i: [] for i in pr_ids}
+        for pr_id, row in self._by_pr(
+                "SELECT * FROM symbol_changes WHERE pr_id IN ({marks})"
+                " ORDER BY pr_id, seq", out):
+            out[pr_id].append(row_dict(row))
+        return out
+
+    def state_changes_of(self, pr_ids: Iterable[int]) -> dict[int, list[dict[str, Any]] | None]:
+        """The stored state changes of each PR row of ``pr_ids`` (``analyze/state.py``: each
         builder's tracked value whose effective value changed); None when the collector did
-        not read the code's state."""
-        row = self.conn.execute("SELECT analysis FROM prs WHERE id=?", (pr_id,)).fetchone()
-        got = json.loads(row[0] or "{}").get("state_changes") if row is not None else None
-        return got if isinstance(got, list) else None
+        not read the code's state (or there is no such row)."""
+        out: dict[int, list[dict[str, Any]] | None] = {i: None for i in pr_ids}
+        for pr_id, row in self._by_pr(
+                "SELECT id, analysis FROM prs WHERE id IN ({marks})", out, key="id"):
+            got = json.loads(row[1] or "{}").get("state_changes")
+            out[pr_id] = got if isinstance(got, list) else None
+        return out
 
-    def paths_of(self, pr_id: int) -> set[str]:
-        """The paths of the files the PR row ``pr_id`` changed (a renamed file's previous
-        path too)."""
-        return {p for r in self.conn.execute(
-            "SELECT path, previous_path FROM files WHERE pr_id=?", (pr_id,)) for p in r if p}
+    def paths_of(self, pr_ids: Iterable[int]) -> dict[int, set[str]]:
+        """The paths of the files each PR row of ``pr_ids`` changed (a renamed file's
+        previous path too)."""
+        out: dict[int, set[str]] = {i: set() for i in pr_ids}
+        for pr_id, row in self._by_pr(
+                "SELECT pr_id, path, previous_path FROM files WHERE pr_id IN ({marks})", out):
+            out[pr_id].update(p for p in row[1:] if p)
+        return out
 
-    def findings_of(self, pr_id: int) -> list[dict[str, Any]]:
-        """The stored audit findings of the PR row ``pr_id``, in order: dicts with the
+    def findings_of(self, pr_ids: Iterable[int]) -> dict[int, list[dict[str, Any]]]:
+        """The stored audit findings of each PR row of ``pr_ids``, in order: dicts with the
         columns of ``findings`` (``rule, class_name, file, message_en, message_zh``...)."""
-        rows = self.conn.execute("SELECT * FROM findings WHERE pr_id=? ORDER BY seq", (pr_id,))
-        return [row_dict(r) for r in rows]
+        out: dict[int, list[dict[str, Any]]] = {i: [] for i in pr_ids}
+        for pr_id, row in self._by_pr(
+                "SELECT * FROM findings WHERE pr_id IN ({marks}) ORDER BY pr_id, seq",
+                out):
+            out[pr_id].append(row_dict(row))
+        return out
 
-    def risk_codes_of(self, pr_id: int) -> list[str]:
-        """The risk tag codes stored for the PR row ``pr_id`` (in no particular order)."""
-        rows = self.conn.execute("SELECT code FROM risk_tags WHERE pr_id=?", (pr_id,))
-        return [str(r[0]) for r in rows]
+    def risk_codes_of(self, pr_ids: Iterable[int]) -> dict[int, list[str]]:
+        """The risk tag codes stored for each PR row of ``pr_ids`` (in no particular
+        order)."""
+        out: dict[int, list[str]] = {i: [] for i in pr_ids}
+        for pr_id, row in self._by_pr(
+                "SELECT pr_id, code FROM risk_tags WHERE pr_id IN ({marks})", out):
+            out[pr_id].append(str(row[1]))
+        return out
 
     def relations_touching(self, keys: Iterable[str]) -> list[dict[str, Any]]:
         """Relations whose source or target is one of the graph ``keys`` (``pr:N``...), by
