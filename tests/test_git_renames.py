@@ -230,7 +230,8 @@ def test_the_report_does_not_call_the_renamed_files_old_path_untouched(store: St
     assert f"`{OLD}`" in row and "no builder" in row
     assert "did not change" not in row
     (pr_id,) = store.conn.execute("SELECT id FROM prs WHERE ref = '2'").fetchone()
-    assert store.paths_of(pr_id) == {OLD, MID}  # what the digest's effective changes read
+    # what the digest's effective changes read
+    assert store.paths_of([pr_id]) == {pr_id: {OLD, MID}}
 
 
 def test_a_class_moved_out_of_a_renamed_file_comes_from_the_old_path(tmp_path: Path) -> None:

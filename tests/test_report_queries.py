@@ -1,0 +1,51 @@
+"""The digest's bulk readers of what PRs changed (prkb/store/report_queries.py): the same
+rows per PR as one query per PR reads, for many PRs at once."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from prkb.store import Store
+
+
+def test_bulk_readers_give_each_pr_its_own_rows(bundled: Store) -> None:
+    conn = bundled.conn
+    ids = [int(r[0]) for r in conn.execute("SELECT id FROM prs ORDER BY id")]
+    assert len(ids) > 20
+    # row ids with no PR (empty, not missing), enough for several queries of 500 ids
+    asked = [*ids, *range(max(ids) + 1000, max(ids) + 1600)]
+    # in any order, repeated
+    changes = bundled.symbol_changes_of(list(reversed(asked)) + ids[:3])
+    findings = bundled.findings_of(asked)
+    paths = bundled.paths_of(asked)
+    codes = bundled.risk_codes_of(asked)
+    states = bundled.state_changes_of(asked)
+    assert set(changes) == set(findings) == set(paths) == set(codes) == set(states) == set(asked)
+
+    def rows(sql: str, pr_id: int) -> list[dict[str, Any]]:
+        cur = conn.execute(sql, (pr_id,))
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, r, strict=True)) for r in cur]
+
+    seen = {"changes": 0, "findings": 0, "codes": 0, "states": 0}
+    for pr_id in asked:
+        want = rows("SELECT * FROM symbol_changes WHERE pr_id=? ORDER BY seq", pr_id)
+        assert changes[pr_id] == want
+        seen["changes"] += len(want)
+        want = rows("SELECT * FROM findings WHERE pr_id=? ORDER BY seq", pr_id)
+        assert findings[pr_id] == want
+        seen["findings"] += len(want)
+        assert paths[pr_id] == {p for r in conn.execute(
+            "SELECT path, previous_path FROM files WHERE pr_id=?", (pr_id,)) for p in r if p}
+        want_codes = [r[0] for r in conn.execute(
+            "SELECT code FROM risk_tags WHERE pr_id=?", (pr_id,))]
+        assert sorted(codes[pr_id]) == sorted(want_codes)
+        seen["codes"] += len(want_codes)
+        row = conn.execute("SELECT analysis FROM prs WHERE id=?", (pr_id,)).fetchone()
+        got = json.loads(row[0] or "{}").get("state_changes") if row else None
+        assert states[pr_id] == (got if isinstance(got, list) else None)
+        seen["states"] += states[pr_id] is not None
+    # the bundled data has rows of every kind: the comparison compared something
+    assert all(seen.values()), seen
+    assert bundled.symbol_changes_of([]) == {}
