@@ -212,7 +212,7 @@ def digest_pages(
             Page(feed_path(lang), "", {**common, "h": [hashes[r["key"]] for r in newest]},
                  partial(_feed_context, week_data, newest, lang, common.get("base"),
                          [hashes[r["key"]] for r in newest], fragments),
-                 lang=None, kind="bytes")
+                 lang=None, kind="bytes", when=_when(newest[-1]) if newest else "")
             for lang in langs
         ]
 
@@ -223,13 +223,19 @@ def digest_pages(
                 f"{lang}/digest/{key}.html", "site/digest.html",
                 {**common, "h": hashes[key]},
                 partial(_week_context, week_data, fixed[lang], row, lang, slugs),
-                lang=lang, search=True, shard=digest_shard(key),
+                lang=lang, search=True, shard=digest_shard(key), when=_when(row),
             ))
         if n == len(newest) - 1:
             pages.extend(feeds())
     if not rows:
         pages.extend(feeds())
     return DigestPlan(pages, weeks, ends)
+
+
+def _when(row: dict[str, Any]) -> str:
+    """A week page's place among dated pages: the end of its last day (after the PRs of that
+    day, newest first)."""
+    return f"{row['last']}T99"
 
 
 def _week_context(

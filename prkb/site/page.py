@@ -31,6 +31,10 @@ class Page:
     same: bool = False  # inputs known to equal the previous build's (no need to hash them)
     # its search shard (prkb.site.search: pr_shard, digest_shard); "": the primary one
     shard: str = ""
+    # when what it shows happened (ISO text: a PR's date, a week's end), "" for a page of
+    # the whole site: the renderer hands out dated pages newest first, so that a week's
+    # digest and the pages of its PRs (which say the same relations) render in one process
+    when: str = ""
 
 
 def root_of(path: str) -> str:

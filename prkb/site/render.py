@@ -215,8 +215,7 @@ def render_all(
     ctx = multiprocessing.get_context("fork")  # fork: the initializer's job is not pickled
     stop = ctx.Event()
     with ctx.Pool(workers, initializer=_worker_init, initargs=(job, stop)) as pool:
-        # heavy pages first, in small runs, so that the last run is not a long one
-        order = sorted(indexes, key=lambda i: job.pages[i].template == "site/pr.html")
+        order = render_order(job, indexes)
         size = max(1, min(100, len(indexes) // (workers * 8)))
         runs = pool.imap_unordered(_worker, _chunks(order, size))
         while True:
@@ -240,6 +239,21 @@ def render_all(
             if on_done is not None:
                 on_done(len(batch))
     return results
+
+
+def render_order(job: RenderJob, indexes: list[int]) -> list[int]:
+    """The pages in the order the workers get them, in small runs: the heavy pages of the
+    whole site first (so that the last run is not a long one), then the dated ones newest
+    first (a week's digest beside the pages of its PRs: what they share, a relation's
+    evidence, is worded once in the process that renders them, evidence_lines), then the
+    rest. Pages with the same date keep their order (a page's languages next to each
+    other: the sort is stable, reversed or not)."""
+    pages = job.pages
+    heavy = [i for i in indexes if not pages[i].when and pages[i].template != "site/pr.html"]
+    dated = sorted((i for i in indexes if pages[i].when), key=lambda i: pages[i].when,
+                   reverse=True)
+    rest = [i for i in indexes if not pages[i].when and pages[i].template == "site/pr.html"]
+    return heavy + dated + rest
 
 
 def _weight(job: RenderJob, indexes: list[int]) -> int:

@@ -1,0 +1,64 @@
+"""The order in which the renderer hands out pages (``prkb.site.render.render_order``): the
+heavy pages of the whole site first, then dated pages newest first (a week's digest beside its
+PRs' pages, each page's languages side by side), undated PR pages last."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+from prkb.profile import load_profile
+from prkb.site.build import report_html_for
+from prkb.site.gather import gather
+from prkb.site.page import Page
+from prkb.site.plan import plan_pages
+from prkb.site.render import RenderJob, render_order
+from prkb.store import Store
+
+
+def _page(path: str, template: str = "site/pr.html", when: str = "") -> Page:
+    return Page(path, template, None, dict, when=when)
+
+
+def test_heavy_pages_then_newest_first_then_undated_pr_pages(tmp_path: Path) -> None:
+    pages = [
+        _page("zh/pr/1.html", when="2025-01-01T10:00:00Z"),
+        _page("en/pr/1.html", when="2025-01-01T10:00:00Z"),
+        _page("zh/pr/9.html"),  # a PR page without a date
+        _page("zh/matrix.html", "site/matrix.html"),
+        _page("zh/digest/2025-W01.html", "site/digest.html", when="2025-01-05T99"),
+        _page("en/digest/2025-W01.html", "site/digest.html", when="2025-01-05T99"),
+        _page("zh/pr/2.html", when="2025-01-03T10:00:00Z"),
+        _page("en/pr/2.html", when="2025-01-03T10:00:00Z"),
+        _page("graph/a.json", ""),
+    ]
+    job = RenderJob(pages, Store(tmp_path / "kb.sqlite"), ["zh", "en"], None, tmp_path)
+    got = [pages[i].path for i in render_order(job, list(range(len(pages))))]
+    assert got == [
+        "zh/matrix.html", "graph/a.json",
+        "zh/digest/2025-W01.html", "en/digest/2025-W01.html",
+        "zh/pr/2.html", "en/pr/2.html", "zh/pr/1.html", "en/pr/1.html",
+        "zh/pr/9.html",
+    ]
+    # only the pages asked for
+    assert [pages[i].path for i in render_order(job, [7, 0, 3])] == [
+        "zh/matrix.html", "en/pr/2.html", "zh/pr/1.html"]
+
+
+def test_a_weeks_digest_renders_beside_its_prs_pages(site_kb: Store, tmp_path: Path) -> None:
+    profile = load_profile()
+    plan = plan_pages(site_kb, gather(site_kb, profile), profile, ["zh", "en"], base_url=None,
+                      report_html=report_html_for(profile), known={}, search=False)
+    job = RenderJob(plan.pages, site_kb, ["zh", "en"], None, tmp_path)
+    order = [plan.pages[i] for i in render_order(job, list(range(len(plan.pages))))]
+    weeks = [n for n, p in enumerate(order) if p.template == "site/digest.html"]
+    assert weeks, "the site has digest weeks"
+    for n in weeks:
+        week = order[n]
+        # the PR pages right after a week's page are of PRs dated in that week or before it
+        after = [p for p in order[n + 1:n + 6] if p.template == "site/pr.html"]
+        assert all(p.when <= week.when for p in after), week.path
+    # every dated page's languages side by side
+    for a, b in itertools.pairwise(order):
+        if a.template == "site/pr.html" and a.lang == "zh" and a.when:
+            assert b.path == a.path.replace("zh/", "en/", 1)
