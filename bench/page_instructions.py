@@ -13,7 +13,11 @@ a percent), for the pages that make up almost all of a full build:
 - ``digest``: a weekly digest page;
 - ``baseline``: a fixed piece of pure Python (sorting and hashing a list of strings), so that
   a figure can be read as a ratio to what this interpreter does per instruction count, when
-  Python or valgrind differ between machines.
+  Python or valgrind differ between machines;
+- ``build`` (not counted unless asked for: ``--kinds build``, a few minutes at 2,000 PRs): a
+  whole cold ``prkb site build`` as a process, its forked workers included (callgrind follows
+  them), per page of the site; what a page costs in another page's company (a relation's
+  evidence worded once per process, a week beside its PRs) shows here and not per page.
 
 Each kind runs twice under callgrind in a child process (after warming up, ``k`` and
 ``k + pages`` pages); the difference, divided by ``pages``, is the count per page, free of
@@ -27,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -96,6 +101,32 @@ def instructions(valgrind: str, kb: str, kind: str, count: int) -> int:
     return int(m.group(1))
 
 
+def build_instructions(valgrind: str, kb: str) -> tuple[int, int]:
+    """What callgrind counts for a whole cold site build of ``kb`` (the process and every
+    process it starts), and the site's pages."""
+    work = Path(tempfile.mkdtemp(prefix="prkb-bench-ir-build-"))
+    cmd = [sys.executable, "-m", "prkb.cli", "--db", kb, "-q", "site", "build",
+           "-o", str(work / "site"), "--no-search", "--json"]
+    try:
+        subprocess.run(cmd, check=True, capture_output=True, env=_child_env())  # warm caches
+        shutil.rmtree(work / "site")
+        proc = subprocess.run(
+            [valgrind, "--tool=callgrind", "--trace-children=yes",
+             f"--callgrind-out-file={work}/cg.%p", *cmd],
+            capture_output=True, text=True, env=_child_env(), check=False)
+        if proc.returncode != 0:
+            raise SystemExit(f"callgrind failed for the build:\n{proc.stderr[-2000:]}")
+        pages = json.loads(proc.stdout.strip().splitlines()[-1])["pages"]
+        total = 0
+        for out in work.glob("cg.*"):
+            m = re.search(r"^(?:summary|totals):\s*(\d+)", out.read_text(errors="replace"),
+                          re.MULTILINE)
+            total += int(m.group(1)) if m else 0
+        return total, int(pages)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-n", type=int, default=1000, help="synthetic PRs (default 1000)")
@@ -126,6 +157,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         base = None
         for kind in args.kinds.split(","):
+            if kind == "build":
+                total, pages = build_instructions(valgrind, kb)
+                per = total / max(pages, 1)
+                ratio = f" = {per / base:.2f} baselines" if base else ""
+                print(f"build: {total / 1e9:.3f} G instructions for {pages} pages, "
+                      f"{per / 1e6:.3f} M a page{ratio}", flush=True)
+                continue
             # the digest has a few weeks only: count fewer of its pages
             count = args.pages if kind != "digest" else max(2, min(args.pages, 20))
             # once unmeasured: the compiled templates are written to their on-disk cache by
