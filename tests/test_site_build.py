@@ -195,6 +195,23 @@ def test_feed_and_sitemap(tmp_path: Path) -> None:
     assert 'href="https://example.org/prkb/en/index.html"' in page404
 
 
+def test_a_url_without_base_url_is_what_relpath_makes() -> None:
+    """``site_url`` without ``--base-url``: a page path relative to the file that links it,
+    as ``posixpath.relpath`` makes it (from the root, a plain path is returned as it is)."""
+    import posixpath
+
+    from prkb.site.feed import site_url
+
+    paths = ["en/pr/1.html", "index.html", "a/../b.html", "./x.html", "x//y.html", "..",
+             "../x.html", "/abs.html", "x/", "a b/ü.html", ".", "zh/digest/2025-W01.html"]
+    for path in paths:
+        for rel in ("", "feed.xml", "en/feed.xml", "zh/digest/index.html"):
+            want = posixpath.relpath(path, posixpath.dirname(rel) or ".")
+            assert site_url(None, path, rel) == want, (path, rel)
+    assert site_url("https://example.org/prkb/", "/en/pr/1.html") \
+        == "https://example.org/prkb/en/pr/1.html"
+
+
 def test_incremental_build_rewrites_only_changed_pages(tmp_path: Path) -> None:
     profile = load_profile(None)
     out = tmp_path / "site"

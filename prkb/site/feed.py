@@ -42,7 +42,10 @@ def site_url(base_url: str | None, path: str, relative_to: str = "") -> str:
     """An absolute URL under ``--base-url``; without one, ``path`` relative to the file
     ``relative_to`` (a site path: the feed that links it), so that it resolves from there."""
     if not base_url:
-        return posixpath.relpath(path, posixpath.dirname(relative_to) or ".")
+        start = posixpath.dirname(relative_to)
+        if not start and not path.startswith(("/", "../")) and posixpath.normpath(path) == path:
+            return path  # what relpath gives from the root, without its two abspath calls
+        return posixpath.relpath(path, start or ".")
     return base_url.rstrip("/") + "/" + path.lstrip("/")
 
 
