@@ -49,3 +49,14 @@ def test_bulk_readers_give_each_pr_its_own_rows(bundled: Store) -> None:
     # the bundled data has rows of every kind: the comparison compared something
     assert all(seen.values()), seen
     assert bundled.symbol_changes_of([]) == {}
+
+
+def test_in_chunks_binds_every_value_once_a_few_hundred_at_a_time() -> None:
+    from prkb.store.rows import IN_CHUNK, in_chunks
+
+    values = list(range(2 * IN_CHUNK + 7))
+    runs = list(in_chunks(values))
+    assert [len(c) for c, _ in runs] == [IN_CHUNK, IN_CHUNK, 7]
+    assert [v for c, _ in runs for v in c] == values
+    assert all(marks == ",".join(["?"] * len(c)) for c, marks in runs)
+    assert list(in_chunks([])) == []

@@ -18,6 +18,7 @@ from ..glossary import risk_tag
 from ..models import Finding, KbSummary, StoredPr, SymbolChange
 from .database import NEWEST_FIRST
 from .graph_queries import GraphQueries
+from .rows import in_chunks
 
 # the columns of ``prs`` that ingest writes, in order (see :meth:`PrQueries.write_pr_row`)
 PR_COLUMNS = (
@@ -196,9 +197,7 @@ class PrQueries(GraphQueries):
         """PR numbers at the other end of a stored relation of any of ``numbers``."""
         keys = [f"pr:{int(n)}" for n in numbers]
         out: set[int] = set()
-        for i in range(0, len(keys), 500):
-            chunk = keys[i:i + 500]
-            marks = ",".join("?" for _ in chunk)
+        for chunk, marks in in_chunks(keys):
             for src, dst in self.conn.execute(
                 f"SELECT source, target FROM relations WHERE source IN ({marks})"
                 f" OR target IN ({marks})", (*chunk, *chunk)

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from .database import StoreBase
-from .rows import row_dict
+from .rows import in_chunks, row_dict
 
 
 class ReportQueries(StoreBase):
@@ -28,9 +28,7 @@ class ReportQueries(StoreBase):
         nums = sorted(set(numbers))
         found: dict[int, Any] = {}
         nodes: dict[str, Any] = {}
-        for i in range(0, len(nums), 500):
-            chunk = nums[i:i + 500]
-            marks = ",".join("?" for _ in chunk)
+        for chunk, marks in in_chunks(nums):
             # the first repository by name: rows in that order, the first one kept
             for number, title in self.conn.execute(
                 f"SELECT number, title FROM prs WHERE number IN ({marks}) "
@@ -89,9 +87,7 @@ class ReportQueries(StoreBase):
         ``state, created_at, merged_at, closed_at, source``."""
         nums = sorted(set(numbers))
         out: dict[int, dict[str, Any]] = {}
-        for i in range(0, len(nums), 500):
-            chunk = nums[i:i + 500]
-            marks = ",".join("?" for _ in chunk)
+        for chunk, marks in in_chunks(nums):
             # "+repo": the number index, not a walk of the repository's every row through
             # the (repo, ref) index (the planner's choice without it, 30x slower at 3000 PRs)
             rows = self.conn.execute(
@@ -106,10 +102,7 @@ class ReportQueries(StoreBase):
                ) -> Iterator[tuple[int, sqlite3.Row]]:
         """The rows of ``sql`` (a query whose ``{marks}`` is the list of PR row ids) for
         ``pr_ids``, each with its PR row id (its column ``key``), a few hundred ids a query."""
-        ids = sorted(set(pr_ids))
-        for i in range(0, len(ids), 500):
-            chunk = ids[i:i + 500]
-            marks = ",".join("?" for _ in chunk)
+        for chunk, marks in in_chunks(sorted(set(pr_ids))):
             for row in self.conn.execute(sql.format(marks=marks), chunk):
                 yield int(row[key]), row
 

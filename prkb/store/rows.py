@@ -1,15 +1,19 @@
 """One mapper from SQLite rows to plain values: JSON columns decoded once, the same way.
 
 Readers in ``*_queries.py`` use :func:`row_dict` (a row as a dict, named JSON columns
-decoded) and :func:`json_value` (one JSON column; ``None`` or empty gives the default).
+decoded), :func:`json_value` (one JSON column; ``None`` or empty gives the default) and
+:func:`in_chunks` (many values bound into ``IN (...)`` lists a few hundred at a time).
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, TypeVar
+
+_V = TypeVar("_V")
+IN_CHUNK = 500  # values bound in one ``IN (...)`` list: well under SQLite's variable limit
 
 
 def json_value(text: str | bytes | None, default: Any = None) -> Any:
@@ -25,3 +29,11 @@ def row_dict(row: sqlite3.Row, json_columns: Iterable[str] = ()) -> dict[str, An
     for col in json_columns:
         out[col] = json_value(out.get(col))
     return out
+
+
+def in_chunks(values: Sequence[_V]) -> Iterator[tuple[list[_V], str]]:
+    """``values`` :data:`IN_CHUNK` at a time, each run with the placeholders of its
+    ``IN (...)`` list (``?,?,...``)."""
+    for i in range(0, len(values), IN_CHUNK):
+        chunk = list(values[i:i + IN_CHUNK])
+        yield chunk, ",".join("?" * len(chunk))
