@@ -45,6 +45,7 @@ Kinds and their fields (PRs are labels such as ``#47144``, or a short commit):
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from typing import Any
 
 Item = dict[str, Any]
@@ -77,28 +78,19 @@ class Evidence(list[Item]):
         self.text = text
 
 
-# stored text -> its items, parsed once per process (a relation's evidence is read for the
-# pages of both its PRs and for its week's digest); bounded. The item dicts are shared by
-# every Evidence of that text: nothing changes an item once read
-_PARSED: dict[str, list[Item]] = {}
-_PARSED_LIMIT = 65536
-
-
 def loads(text: str | None) -> list[Item]:
     """The items of a stored evidence text (an :class:`Evidence`); text that is not a JSON
     list of items (a knowledge base written before evidence was data) is one ``legacy``
     item."""
     if not text:
         return Evidence([], "")
-    items = _PARSED.get(text)
-    if items is None:
-        items = _parse(text)
-        if len(_PARSED) >= _PARSED_LIMIT:
-            _PARSED.clear()
-        _PARSED[text] = items
-    return Evidence(items, text)
+    return Evidence(_parse(text), text)
 
 
+# parsed once per process (a relation's evidence is read for the pages of both its PRs and
+# for its week's digest): a pure function of the text. The item dicts are shared by every
+# Evidence of that text (each a list of its own): nothing changes an item once read
+@lru_cache(maxsize=65536)
 def _parse(text: str) -> list[Item]:
     if text.startswith("["):
         try:
