@@ -52,6 +52,39 @@ DROP = "\x00"  # never in text from the knowledge base: every filter drops contr
 _HTTP = re.compile(r"^https?://[^\s<>()\[\]`\"']+$")
 
 
+def related_ref(
+    r: Mapping[str, Any], links: Mapping[str, str] | None,
+    code: Callable[[str], Any], pr_link: Callable[[str, Any], Any],
+) -> Any:
+    """The other end of relation ``r`` (a related PR of the report's facts) as the report
+    names it: ``#N`` for a PR, else its graph node key as code, linked (``pr_link``) when
+    ``links`` (graph node key -> the page of that PR) has it; None for a commit, which the
+    template words ("commit SHA") in its language."""
+    number = r.get("number")
+    if number is not None:
+        text: Any = f"#{number}"
+        key = f"pr:{number}"
+    else:
+        key = str(r.get("other"))
+        if key.startswith("commit:"):
+            return None
+        text = code(key)
+    if links:
+        href = links.get(key)
+        if href:
+            return pr_link(href, text)
+    return text
+
+
+@plain_call
+def _formatter_related_ref(
+    fmt: Any, r: Mapping[str, Any], links: Mapping[str, str] | None,
+) -> Any:
+    """A formatter's ``related_ref`` (every formatter's, the same method): :func:`related_ref`
+    with the formatter's ``code`` and ``pr_link``."""
+    return related_ref(r, links, fmt.code, fmt.pr_link)
+
+
 class _Lines:
     """What Markdown and text share: no tags, lists as bullets, structure lines dropped."""
 
@@ -79,37 +112,10 @@ class _Lines:
         del href  # no page to link to outside the site
         return text
 
-    @plain_call
-    def related_ref(self, r: Mapping[str, Any], links: Mapping[str, str] | None) -> str | None:
-        """How the report names the other end of relation ``r``: see :func:`related_ref`."""
-        return related_ref(r, links, self.code, self.pr_link)
+    related_ref = _formatter_related_ref
 
     def code(self, text: str | None) -> str:  # pragma: no cover - each format defines it
         raise NotImplementedError
-
-
-def related_ref(
-    r: Mapping[str, Any], links: Mapping[str, str] | None,
-    code: Callable[[str], Any], pr_link: Callable[[str, Any], Any],
-) -> Any:
-    """The other end of relation ``r`` (a related PR of the report's facts) as the report
-    names it: ``#N`` for a PR, else its graph node key as code, linked (``pr_link``) when
-    ``links`` (graph node key -> the page of that PR) has it; None for a commit, which the
-    template words ("commit SHA") in its language."""
-    number = r.get("number")
-    if number is not None:
-        text: Any = f"#{number}"
-        key = f"pr:{number}"
-    else:
-        key = str(r.get("other"))
-        if key.startswith("commit:"):
-            return None
-        text = code(key)
-    if links:
-        href = links.get(key)
-        if href:
-            return pr_link(href, text)
-    return text
 
 
 class MarkdownFormat(_Lines):
@@ -279,10 +285,7 @@ class HtmlFormat:
         return LinkMarkup.of(
             f'<a class="prlink" href="{safe_escape(href)}">{safe_escape(text)}</a>', shown)
 
-    @plain_call
-    def related_ref(self, r: Mapping[str, Any], links: Mapping[str, str] | None) -> Any:
-        """How the report names the other end of relation ``r``: see :func:`related_ref`."""
-        return related_ref(r, links, html_code, self.pr_link)
+    related_ref = _formatter_related_ref
 
 
 FORMATTERS: dict[str, Any] = {"md": MarkdownFormat(), "txt": TextFormat(), "html": HtmlFormat()}
