@@ -667,7 +667,7 @@ def _env(lang: str, html: bool = False) -> Any:
     env.globals["codes"] = report_fmt.codes
     env.globals["labels"] = env.get_template("report/_labels.j2").make_module()
     # last: the macros see every global
-    env.globals["sentences"] = sentence_macros(env, lang, subject_catalog(lang))
+    env.globals["sentences"] = sentence_macros(env, lang, subject_catalog(lang), state=True)
     return env
 
 

@@ -413,10 +413,14 @@ def _zh_newstyle_gettext(catalog: Translations) -> Callable[..., str]:
 # the report, the digest and the site's PR page say these sentences with the same macros
 SENTENCES = {"changes": "report/_changes.j2", "relations": "report/_relations.j2",
              "evidence": "report/_evidence.j2"}
+# a side of a change of the effective state: the report's and the digest's environments only
+# (its macro needs their filter c and globals codes and labels)
+STATE_SENTENCES = "report/_state.j2"
 
 
 def sentence_macros(
     env: jinja2.Environment, lang: str | None = None, catalog: SubjectCatalog | None = None,
+    *, state: bool = False,
 ) -> dict[str, Any]:
     """The global ``sentences`` of ``env``: the module of each template of :data:`SENTENCES`
     (``sentences.relations.sentence``, ``sentences.evidence.lines``...), made once.
@@ -426,8 +430,11 @@ def sentence_macros(
     template's globals with the module's, ~40 µs each). Call it when the environment's
     globals and filters are all set: a module keeps the ones it was made with. With the
     environment's language and catalog, a relation's evidence is worded once per build for
-    every environment that words it alike (:mod:`.evidence_lines`)."""
+    every environment that words it alike (:mod:`.evidence_lines`). ``state``: with
+    ``sentences.state.state_side`` (:data:`STATE_SENTENCES`)."""
     modules = {name: env.get_template(path).module for name, path in SENTENCES.items()}
+    if state:
+        modules["state"] = env.get_template(STATE_SENTENCES).module
     if lang is not None and catalog is not None:
         from . import evidence_lines
 

@@ -265,7 +265,8 @@ def _report_env(lang: str, fmt: str, subject: str = "", rules: str = "") -> jinj
     # the label tables (report/_labels.j2) depend only on the language: built once
     env.globals["labels"] = env.get_template("report/_labels.j2").make_module()
     # last: the macros see every global
-    env.globals["sentences"] = sentence_macros(env, lang, subject_catalog(lang, subject, rules))
+    env.globals["sentences"] = sentence_macros(env, lang, subject_catalog(lang, subject, rules),
+                                               state=True)
     return env
 
 
