@@ -15,7 +15,10 @@ def glossary() -> dict[str, Any]:
     return tomllib.loads((data_dir() / "glossary.toml").read_text(encoding="utf-8"))
 
 
+@lru_cache(maxsize=256)
 def risk_tag(code: str) -> RiskTag:
+    """The risk tag ``code`` with its labels (a frozen value: made once per code; a digest week
+    asks for a tag of each of its PRs)."""
     entry = glossary()["risk_tags"].get(code)
     if entry is None:
         return RiskTag(code, code, code)

@@ -327,3 +327,27 @@ def test_a_record_url_is_linked_only_when_it_is_http(tmp_path: Path) -> None:
         feed = (tmp_path / "site" / f"digest-{lang}.xml").read_text(encoding="utf-8")
         assert "https://github.com/o/r/pull/501" in feed and "javascript:" not in feed
     store.close()
+
+
+def test_the_sites_week_page_links_the_prs_that_have_a_page(digest_db: Path) -> None:
+    """On the site's own week page a PR with a page links to it relatively, a PR without one
+    (#90: outside the knowledge base; #102: a page left out here) is its text, and there is
+    no "read online" link to the page itself."""
+    with Store(digest_db) as store:
+        d = dg.gather(store, dg.week_period(WEEK))
+    for lang in ("en", "zh"):
+        page = dg.render_section(d, lang, "html", "https://ignored.example",
+                                 site_pages=frozenset({"101", "103"}))
+        assert set(re.findall(r'<a href="([^"]*)"', page)) == {"../pr/101.html",
+                                                              "../pr/103.html"}
+        assert "ignored.example" not in page and "github.com" not in page
+        assert '<a href="../pr/101.html">#101</a>' in page
+        # #90 and #102 are named, escaped, without a link
+        assert re.search(r"(?<![\w>])#90\b", page) and "pr/90" not in page
+        assert re.search(r"<li>#102\b", page) and "pr/102" not in page
+        period = re.search(r'<p class="period">[^\n]*', page)
+        assert period and period.group(0).endswith("</p>") and "<a" not in period.group(0)
+        # the same digest without a site keeps its absolute links
+        mailed = dg.render_section(d, lang, "html", "https://s.example")
+        assert f'href="https://s.example/{lang}/pr/90.html"' in mailed
+        assert f'href="https://s.example/{lang}/digest/{WEEK}.html"' in mailed

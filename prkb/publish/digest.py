@@ -700,13 +700,27 @@ def digest_title(period: Period, lang: str, profile: Profile | None = None) -> s
     return " ".join(str(out).split())
 
 
-def render_section(dg: Digest, lang: str, fmt: str, site_url: str | None = None) -> str:
-    """One language's part of the digest: ``text`` or an HTML ``fragment``."""
+def render_section(
+    dg: Digest, lang: str, fmt: str, site_url: str | None = None, *,
+    site_pages: frozenset[str] | None = None,
+) -> str:
+    """One language's part of the digest: ``text`` or an HTML ``fragment``.
+
+    ``site_pages``: the HTML of the week's own page of the site, whose PR pages are these
+    (slugs): a PR with a page links to it (``../pr/N.html``), another PR is its text, and
+    there is no "read online" link (``site_url`` is not read)."""
     html = fmt != "text"
     env = _env(lang, html)
+    if site_pages is not None:
+        site_url = None
 
     def link(item: PrItem | int | None) -> str | None:
-        return pr_link(item, lang, site_url)
+        if site_pages is None:
+            return pr_link(item, lang, site_url)
+        number = item if isinstance(item, int) or item is None else item.number
+        if number is None:  # the PR's own address, as without a site
+            return pr_link(item, lang, None)
+        return f"../pr/{number}.html" if str(number) in site_pages else None
 
     nodes: dict[str, Any] = {}  # a node named by several relations is made once
 
@@ -718,9 +732,11 @@ def render_section(dg: Digest, lang: str, fmt: str, site_url: str | None = None)
                 got = plain(text)
             else:
                 n = _pr_number(key)
-                url = pr_link(n, lang, site_url) if n is not None else None
-                # the same as Markup('<a href="{}">{}</a>').format(url, text), a tenth the cost
+                url = link(n) if n is not None else None
+                # the same as Markup('<a href="{}">{}</a>').format(url, text), a tenth the cost;
+                # on the site, a PR without a page is the text its link would have had
                 got = (Markup(f'<a href="{escape(url)}">{escape(text)}</a>') if url
+                       else escape(text) if n is not None and site_pages is not None
                        else escape(plain(text)))
             nodes[key] = got
         return got

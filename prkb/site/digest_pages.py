@@ -15,7 +15,6 @@ every value from the knowledge base is escaped, the markup is the template's own
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -31,15 +30,6 @@ from .safe import site_safe
 from .search import digest_shard
 
 FEED_WEEKS = 20  # entries of each digest feed (newest weeks)
-_MARK = "https://prkb.invalid/site"  # site_url while rendering a page; replaced after it
-_PR_HREF = re.compile(
-    r'<a href="https://prkb\.invalid/site/([a-z]{2})/pr/([A-Za-z0-9]+)\.html"[^>]*>(.*?)</a>',
-    re.DOTALL,
-)
-_SELF = re.compile(r' · <a href="https://prkb\.invalid/site/[a-z]{2}/digest/[^"]*"[^>]*>[^<]*</a>')
-_ANY_MARK = re.compile(r'<a href="https://prkb\.invalid/[^"]*"[^>]*>(.*?)</a>', re.DOTALL)
-
-
 def feed_path(lang: str) -> str:
     return f"digest-{lang}.xml"
 
@@ -126,30 +116,22 @@ def week_fragment(
     weeks: WeekData, key: str, lang: str, slugs: frozenset[str],
     site_url: str | None = None, *, in_site: bool = True,
 ) -> str:
-    """The week's digest as safe HTML (its autoescaping template, then :func:`site_safe`).
+    """The week's digest as safe HTML (its autoescaping template).
 
-    ``in_site``: for the week's own page; PR links become relative links to the PR pages, a
-    link to a PR without a page in the site (a relation to a PR outside the KB) becomes its
-    text, and the "read online" link (to the page itself) is dropped. Otherwise links are
-    absolute under ``site_url`` (or the PRs' GitHub URLs without one), as in a feed.
+    ``in_site``: for the week's own page; PR links are relative links to the PR pages, a
+    PR without a page in the site (a relation to a PR outside the KB) is its text, and there
+    is no "read online" link (to the page itself). Otherwise links are absolute under
+    ``site_url`` (or the PRs' GitHub URLs without one), as in a feed, and made fit for the
+    offline site by :func:`site_safe`.
     """
-    from ..publish.digest import render
+    from ..publish.digest import render, render_section
 
     dg = weeks.of(key)
     # no nh3 pass: the template escapes every value and writes only its own markup (nh3
     # stripped the classes the site's style reads, at a quarter of a week page's cost)
-    html = site_safe(render(dg, lang, "fragment", _MARK if in_site else site_url))
-    if not in_site:
-        return html
-
-    def pr(m: re.Match[str]) -> str:
-        if m.group(1) == lang and m.group(2) in slugs:
-            return f'<a href="../pr/{m.group(2)}.html">{m.group(3)}</a>'
-        return m.group(3)
-
-    html = _SELF.sub("", html)
-    html = _PR_HREF.sub(pr, html)
-    return _ANY_MARK.sub(r"\1", html)  # anything else under the mark: its text
+    if in_site:  # the links made for the site as the template writes them, not rewritten
+        return render_section(dg, lang, "html", site_pages=slugs)
+    return site_safe(render(dg, lang, "fragment", site_url))
 
 
 @dataclass
