@@ -61,12 +61,14 @@ def child(kb: str, kind: str, count: int) -> None:
     profile = load_profile(None)
     store = Store(Path(kb))
     data = gather(store, profile)
+    report_html = report_html_for(profile)
     plan = plan_pages(store, data, profile, ["zh", "en"], base_url=None,
-                      report_html=report_html_for(profile), known={},
+                      report_html=report_html, known={},
                       currents=current_hashes(data), search=False)
     tmp = Path(tempfile.mkdtemp(prefix="prkb-bench-ir-"))
     job = RenderJob(plan.pages, store, ["zh", "en"], None, tmp, search=False,
-                    warm_ups=_warm_ups(profile.rules))
+                    warm_ups=_warm_ups(profile.rules),
+                    prefetch=getattr(report_html, "prefetch", None))  # as the build does
     indexes = [i for i, p in enumerate(plan.pages) if p.template == template]
     if len(indexes) < WARM + count:
         raise SystemExit(f"only {len(indexes)} {kind} pages: use more PRs or fewer --pages")

@@ -531,3 +531,31 @@ def test_home_page_counts_are_labelled_in_the_page_language(built: tuple[Path, A
     assert "提升" in labels["zh"] and "降低" in labels["zh"], labels["zh"]
     # no label of the English home page is Chinese
     assert not any(re.search("[\u3400-\u9fff]", x) for x in labels["en"]), labels["en"]
+
+
+def test_a_runs_pr_reports_read_their_stored_facts_at_once(
+    tmp_path: Path, bundled: Any, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The PR pages of a run read their rows and stored facts in a few bulk queries
+    (``ReportPages.prefetch``), not one PR at a time; the pages are what one PR's report
+    read alone makes."""
+    from prkb.site import report_page
+
+    one_by_one: list[Any] = []
+    real = type(bundled).pr_row_and_facts
+
+    def counted(self: Any, ref: Any, repo: Any = None) -> Any:
+        one_by_one.append(ref)
+        return real(self, ref, repo)
+
+    monkeypatch.setattr(type(bundled), "pr_row_and_facts", counted)
+    profile = load_profile(None)
+    build_site(bundled, tmp_path / "site", profile, langs=["en"], search=False)
+    n = len(bundled.all_prs())
+    assert n > 20 and one_by_one == []  # every PR page's facts were read ahead
+    number = bundled.all_prs()[0]["number"]
+    page = (tmp_path / "site" / "en" / "pr" / f"{number}.html").read_text()
+    pr = {"ref": str(number)}  # no row id: read alone
+    alone = report_page.report_html(bundled, pr, "en", profile, None)
+    assert one_by_one == [str(number)]
+    assert alone.split("Related PRs")[0][-2000:] in page

@@ -11,6 +11,7 @@ never reads the store.
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,9 +111,13 @@ class PrFacts:
         return {t.code for t in self.risk_tags} | {t["code"] for t in self.facts["risk_tags"]}
 
 
-def read_pr(store: Store, ref: str | int, profile: Profile) -> PrFacts:
-    """The facts of PR ``ref`` (a number or a ref), read once. Raises NotFound."""
-    row, facts = store.pr_row_and_facts(ref)
+def read_pr(
+    store: Store, ref: str | int, profile: Profile,
+    read: tuple[sqlite3.Row, dict[str, Any]] | None = None,
+) -> PrFacts:
+    """The facts of PR ``ref`` (a number or a ref), read once. Raises NotFound. ``read``: its
+    row and stored facts, already read (``Store.facts_from_rows``, for many PRs at once)."""
+    row, facts = read if read is not None else store.pr_row_and_facts(ref)
     rec = store.raw_record(row)
     ext = rec.get("prkb") or {}
     notes = sorted({str(n) for n in ext.get("notes") or []})

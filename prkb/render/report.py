@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import hashlib
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -90,12 +91,16 @@ class ReportFacts:
 _FACT_NAMES = tuple(x.name for x in dataclasses.fields(ReportFacts))
 
 
-def report_facts(store: Store, ref: str | int, profile: Profile) -> ReportFacts:
+def report_facts(
+    store: Store, ref: str | int, profile: Profile,
+    read: tuple[sqlite3.Row, dict[str, Any]] | None = None,
+) -> ReportFacts:
     """What every language's report of PR ``ref`` shares (``localize`` adds the rest).
+    ``read``: its row and stored facts, already read (``read_pr``).
 
     The caller must not change the result. Raises NotFound.
     """
-    return facts_of(read_pr(store, ref, profile))
+    return facts_of(read_pr(store, ref, profile, read))
 
 
 def facts_of(f: PrFacts) -> ReportFacts:

@@ -22,7 +22,7 @@ import gc
 import hashlib
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -128,13 +128,7 @@ def report_html_for(profile: Profile) -> ReportHtml:
     """
     from .report_page import ReportPages
 
-    pages = ReportPages(profile)
-
-    def report_html(store: Store, pr: dict[str, Any], lang: str,
-                    links: Mapping[str, str]) -> str:
-        return pages.html(store, pr, lang, links)
-
-    return report_html
+    return ReportPages(profile)  # its prefetch reads the facts of a run's PRs at once
 
 
 def _warm_ups(rules: str) -> dict[str, Callable[[str], None]]:
@@ -263,7 +257,8 @@ def render(b: Build) -> None:
     gone = old.pages.keys() - new.pages.keys()
     same_paths = not gone and len(old.pages) == len(new.pages)
     job = RenderJob(pages, b.store, b.langs, b.base_url, tree.tmp, search=b.search_on,
-                    warm_ups=_warm_ups(b.profile.rules))
+                    warm_ups=_warm_ups(b.profile.rules),
+                    prefetch=getattr(b.report_html, "prefetch", None))
     rendered_links: dict[str, list[str]] = {}
 
     def render_some(indexes: list[int], counted: bool = True) -> None:

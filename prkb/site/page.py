@@ -35,6 +35,9 @@ class Page:
     # the whole site: the renderer hands out dated pages newest first, so that a week's
     # digest and the pages of its PRs (which say the same relations) render in one process
     when: str = ""
+    # what the page shows, for a renderer that reads ahead for a run of pages (a PR page: the
+    # PR's gathered dict, report_page.ReportPages.prefetch); None: nothing to read ahead
+    item: Any = None
 
 
 def root_of(path: str) -> str:

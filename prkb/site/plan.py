@@ -290,7 +290,7 @@ def plan_pages(
                 partial(_pr_context, store, report_html, fixed_by_lang[lang], data, pr, lang,
                         last_related),
                 lang=lang, search=True, same=same, shard=site_search.pr_shard(pr["id"]),
-                when=pr["date"],
+                when=pr["date"], item=pr,
             ))
     charts: dict[str, Any] = {}
     folder = holder_dir(profile)  # builder/, backend/...: what the profile calls its classes

@@ -59,6 +59,10 @@ class RenderJob:
     # environment for site/pr.html): given by the build, so that this module imports none
     warm_ups: dict[str, Callable[[str], None]] = field(default_factory=dict)
     links: site_links.LinkFinder = field(default_factory=site_links.LinkFinder)
+    # called with the store and the pages of each run before they render (in the run's read
+    # transaction): what they read can be read for all of them at once (the PR reports'
+    # stored facts); given by the build
+    prefetch: Callable[[Store, list[Page]], None] | None = None
 
 
 # The job a forked worker renders. Set by the worker's initializer, in the worker process only
@@ -151,6 +155,8 @@ def _render_some(job: RenderJob, indexes: list[int]) -> list[tuple[int, Rendered
     # one read transaction for the run: each page's reads would otherwise take and drop the
     # database's locks (several system calls a query), and they read one state of it
     with job.store.read_snapshot():
+        if job.prefetch is not None:
+            job.prefetch(job.store, [job.pages[i] for i in indexes])
         for i in indexes:
             page = job.pages[i]
             body = render_page(job, page)

@@ -8,6 +8,7 @@ A PR's language-independent facts are read once for its pages in every language:
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,6 +16,7 @@ from ..profile import Profile
 from ..render.report import ReportFacts, localize, render_context, report_facts
 from ..render.report import warm_up as warm_up_report
 from ..store import Store
+from .page import Page
 
 _RECENT = 2  # the pages of one PR in each language are rendered one after the other
 
@@ -30,13 +32,33 @@ class ReportPages:
     def __init__(self, profile: Profile) -> None:
         self.profile = profile
         self._recent: list[tuple[Any, dict[str, Any], ReportFacts]] = []
+        # the stored rows and facts read ahead for the PR pages of one run, by PR row id,
+        # with the store they were read from (prefetch)
+        self._ahead: tuple[Any, dict[int, tuple[sqlite3.Row, dict[str, Any]]]] = (None, {})
+
+    def __call__(self, store: Store, pr: dict[str, Any], lang: str,
+                 links: Mapping[str, str]) -> str:
+        """:meth:`html` (a ``page.ReportHtml``)."""
+        return self.html(store, pr, lang, links)
+
+    def prefetch(self, store: Store, pages: list[Page]) -> None:
+        """Read the stored rows and facts of the PRs of ``pages`` (their ``item``) in a few
+        queries, for :meth:`facts`; what the previous run read ahead is dropped."""
+        prs = [p.item for p in pages if p.template == "site/pr.html" and p.item is not None]
+        rows = store.pr_rows_by_id([int(pr["id"]) for pr in prs])
+        ordered = list(rows.values())
+        read = dict(zip(rows, zip(ordered, store.facts_from_rows(ordered), strict=True),
+                        strict=True))
+        self._ahead = (store, read)
 
     def facts(self, store: Store, pr: dict[str, Any]) -> ReportFacts:
         """The language-independent report facts of ``pr`` (a dict with its ``ref``)."""
         for st, key, facts in self._recent:
             if key is pr and st is store:
                 return facts
-        facts = report_facts(store, pr["ref"], self.profile)
+        ahead_store, ahead = self._ahead
+        read = ahead.pop(pr["id"], None) if ahead_store is store and "id" in pr else None
+        facts = report_facts(store, pr["ref"], self.profile, read)
         self._recent.insert(0, (store, pr, facts))
         del self._recent[_RECENT:]
         return facts
