@@ -12,7 +12,7 @@ from prkb.site.build import report_html_for
 from prkb.site.gather import gather
 from prkb.site.page import Page
 from prkb.site.plan import plan_pages
-from prkb.site.render import RenderJob, render_order
+from prkb.site.render import RUN_MAX, RenderJob, guided_runs, render_order
 from prkb.store import Store
 
 
@@ -62,3 +62,17 @@ def test_a_weeks_digest_renders_beside_its_prs_pages(site_kb: Store, tmp_path: P
     for a, b in itertools.pairwise(order):
         if a.template == "site/pr.html" and a.lang == "zh" and a.when:
             assert b.path == a.path.replace("zh/", "en/", 1)
+
+
+def test_runs_are_long_first_and_shrink_to_the_end() -> None:
+    for n, workers in ((0, 2), (1, 2), (7, 2), (500, 2), (4352, 2), (20368, 2), (20368, 4)):
+        order = list(range(n))[::-1]
+        runs = guided_runs(order, workers)
+        assert [i for run in runs for i in run] == order  # every page once, in order
+        sizes = [len(run) for run in runs]
+        assert all(0 < s <= RUN_MAX for s in sizes)
+        assert sizes == sorted(sizes, reverse=True)  # never longer than the one before
+        if n >= 20000:
+            assert sizes[0] == RUN_MAX and len(runs) < n // 100
+        if n:  # the last runs are short: the workers finish together
+            assert sizes[-1] == 1 and sum(sizes[-workers * 4:]) <= 4 * workers

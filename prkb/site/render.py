@@ -225,9 +225,7 @@ def render_all(
     ctx = multiprocessing.get_context("fork")  # fork: the initializer's job is not pickled
     stop = ctx.Event()
     with ctx.Pool(workers, initializer=_worker_init, initargs=(job, stop)) as pool:
-        order = render_order(job, indexes)
-        size = max(1, min(100, len(indexes) // (workers * 8)))
-        runs = pool.imap_unordered(_worker, _chunks(order, size))
+        runs = pool.imap_unordered(_worker, guided_runs(render_order(job, indexes), workers))
         while True:
             try:
                 batch = next(runs)
@@ -326,6 +324,25 @@ def _split_child(job: RenderJob, indexes: list[int], send: Connection) -> None:
         send.close()
     except BaseException:
         sys.exit(1)
+
+
+RUN_MAX = 400  # pages in a run handed to a worker, at most
+
+
+def guided_runs(order: list[int], workers: int) -> list[list[int]]:
+    """``order`` cut into the runs the workers take one at a time: a quarter of what is left
+    per worker, at most :data:`RUN_MAX` pages, so the runs shrink towards the end (the
+    workers finish together). Long runs keep pages of nearby dates in one process, which
+    then words what they share once (a relation's evidence: its two PRs and its week),
+    and read their facts in fewer queries; with runs of 100 pages, a 2,000-PR build
+    executed 1.4% more instructions."""
+    runs: list[list[int]] = []
+    i = 0
+    while i < len(order):
+        size = max(1, min(RUN_MAX, (len(order) - i) // (workers * 4)))
+        runs.append(order[i:i + size])
+        i += size
+    return runs
 
 
 def _chunks(items: list[int], n: int) -> list[list[int]]:
