@@ -5,6 +5,7 @@ PRs' pages, each page's languages side by side), undated PR pages last."""
 from __future__ import annotations
 
 import itertools
+import weakref
 from pathlib import Path
 
 from prkb.profile import load_profile
@@ -76,3 +77,40 @@ def test_runs_are_long_first_and_shrink_to_the_end() -> None:
             assert sizes[0] == RUN_MAX and len(runs) < n // 100
         if n:  # the last runs are short: the workers finish together
             assert sizes[-1] == 1 and sum(sizes[-workers * 4:]) <= 4 * workers
+
+
+class _Cycle:
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_a_worker_run_freezes_what_it_leaves_alive(site_kb: Store, tmp_path: Path) -> None:
+    """After each run a worker collects its young garbage and freezes the rest (the caches
+    of what pages share live for the worker's life): the collector's full passes then do not
+    scan a heap that only grows. Here in this process, set up as a worker."""
+    import gc
+    import multiprocessing
+
+    from prkb.site import render as site_render
+
+    profile = load_profile()
+    plan = plan_pages(site_kb, gather(site_kb, profile), profile, ["en"], base_url=None,
+                      report_html=report_html_for(profile), known={}, search=False)
+    job = RenderJob(plan.pages, site_kb, ["en"], None, tmp_path)
+    pr_pages = [i for i, p in enumerate(plan.pages) if p.template == "site/pr.html"][:3]
+    for i in pr_pages:
+        (tmp_path / plan.pages[i].path).parent.mkdir(parents=True, exist_ok=True)
+    gc.unfreeze()
+    try:
+        site_render._WORKER_JOB, site_render._WORKER_STOP = job, multiprocessing.Event()
+        garbage = _Cycle()  # a cycle left for the collector
+        gone = weakref.ref(garbage)
+        del garbage
+        assert gc.get_freeze_count() == 0 and gone() is not None
+        done = site_render._worker(pr_pages)
+        assert done is not None and [i for i, _ in done] == pr_pages
+        assert gc.get_freeze_count() > 0 and gc.get_count()[1] == 0
+        assert gone() is None  # collected, not frozen
+    finally:
+        site_render._WORKER_JOB = site_render._WORKER_STOP = None
+        gc.unfreeze()

@@ -10,6 +10,7 @@ one.
 
 from __future__ import annotations
 
+import gc
 import json
 import multiprocessing
 import os
@@ -174,6 +175,10 @@ def _worker_init(job: RenderJob, stop: EventType) -> None:
     job.store.reconnect()
     _WORKER_JOB = job
     _WORKER_STOP = stop
+    # what the worker got through the fork (the template environments and compiled
+    # templates made by the warm-up, besides the frozen gathered data) lives until it ends:
+    # never scanned by the cycle collector (its full collections scanned them, ~60 ms each)
+    gc.freeze()
 
 
 def _warm_up(job: RenderJob, indexes: list[int]) -> None:
@@ -195,10 +200,16 @@ def _worker(indexes: list[int]) -> list[tuple[int, Rendered]] | None:
     if _WORKER_STOP.is_set():
         return None
     try:
-        return _render_some(_WORKER_JOB, indexes)
+        done = _render_some(_WORKER_JOB, indexes)
     except BaseException:
         _WORKER_STOP.set()  # before the error reaches the parent: every later run is skipped
         raise
+    # what the run left alive (the caches of what several pages say) stays for the worker's
+    # life: its young garbage collected, then frozen, so that the collector's full passes do
+    # not scan a heap that only grows (they took ~3% of a worker's time)
+    gc.collect(1)
+    gc.freeze()
+    return done
 
 
 def render_all(
