@@ -167,11 +167,16 @@ def plan_pages(
     per_pr = []
     pr_hashes: dict[int, tuple[str, str]] = {}
     by_node = data.by_node
+    places: dict[int, str] = {}  # place_hash of the PRs hashed here (the model reads them)
     for pr in data.prs:
         both = known.get(pr["id"])
         if both is None:
-            own = input_hash([{k: v for k, v in pr.items() if k != "id"},
-                          [r[2] in by_node for r in pr["relations"]]])
+            # everything of the PR: its place (all but what is only shown), what is only
+            # shown, and which of its relations' other ends are nodes of the graph; the PR's
+            # dict is serialized once (place_hash), not once more whole
+            place = places[pr["id"]] = place_hash(pr)
+            own = input_hash([place, {k: pr[k] for k in _SHOWN_ORDER if k in pr},
+                              [r[2] in by_node for r in pr["relations"]]])
             both = (own, input_hash([own, related(data, pr), _now(data, pr)]))
         pr_hashes[pr["id"]] = both
         # languages, base URL and levels (``common``) are in the build's salt already
@@ -318,7 +323,8 @@ def plan_pages(
         model = {
             # per PR: its place (what decides which pages list it: place_hash), graph node,
             # slug, month
-            "prs": {str(p["id"]): [place_hash(p), p["node"], p["slug"], _month(p["date"])]
+            "prs": {str(p["id"]): [places.get(p["id"]) or place_hash(p), p["node"], p["slug"],
+                                   _month(p["date"])]
                     for p in data.prs},
             "months": {m: [p["id"] for p in prs] for m, prs in months.items()},
             "newest": [p["id"] for p in data.prs[:HOME_ROWS]],
@@ -361,6 +367,7 @@ class Plan:
 # site as it was, so only those pages are made again (prkb.site.partial)
 SHOWN_ONLY = frozenset({"title", "author", "labels", "url", "raw_hash", "tests_touched",
                         "platforms", "tags"})
+_SHOWN_ORDER = tuple(sorted(SHOWN_ONLY))  # in a fixed order, for a hash
 
 
 def place_hash(pr: dict[str, Any]) -> str:
