@@ -45,11 +45,9 @@ class ReportPages:
         """Read the stored rows and facts of the PRs of ``pages`` (their ``item``) in a few
         queries, for :meth:`facts`; what the previous run read ahead is dropped."""
         prs = [p.item for p in pages if p.template == "site/pr.html" and p.item is not None]
-        rows = store.pr_rows_by_id([int(pr["id"]) for pr in prs])
-        ordered = list(rows.values())
-        read = dict(zip(rows, zip(ordered, store.facts_from_rows(ordered), strict=True),
-                        strict=True))
-        self._ahead = (store, read)
+        rows = list(store.pr_rows_by_id([int(pr["id"]) for pr in prs]).values())
+        self._ahead = (store, {int(row["id"]): (row, facts) for row, facts
+                               in zip(rows, store.facts_from_rows(rows), strict=True)})
 
     def facts(self, store: Store, pr: dict[str, Any]) -> ReportFacts:
         """The language-independent report facts of ``pr`` (a dict with its ``ref``)."""

@@ -371,11 +371,10 @@ class PrQueries(GraphQueries):
                     f"SELECT * FROM findings WHERE pr_id IN ({marks}) ORDER BY pr_id, seq",
                     chunk):
                 findings[int(r["pr_id"])].append(self.finding_json(r))
-        keys = {self.node_key_of(r): i for r, i in zip(rows, ids, strict=True)}
-        relations = self._relations_of(list(keys))
-        return [self._facts(row, files[i], changes[i], tags[i], findings[i],
-                            relations[self.node_key_of(row)])
-                for row, i in zip(rows, ids, strict=True)]
+        keys = [self.node_key_of(r) for r in rows]
+        relations = self._relations_of(keys)
+        return [self._facts(row, files[i], changes[i], tags[i], findings[i], relations[key])
+                for row, i, key in zip(rows, ids, keys, strict=True)]
 
     @staticmethod
     def node_key_of(row: sqlite3.Row) -> str:
