@@ -541,21 +541,45 @@ def test_a_runs_pr_reports_read_their_stored_facts_at_once(
     read alone makes."""
     from prkb.site import report_page
 
-    one_by_one: list[Any] = []
+    # the pages render in forked workers: what they read is counted in a file
+    log = tmp_path / "reads.log"
     real = type(bundled).pr_row_and_facts
+    real_titles = type(bundled).pr_titles
+
+    def note(line: str) -> None:
+        with log.open("a") as fh:
+            fh.write(line + "\n")
 
     def counted(self: Any, ref: Any, repo: Any = None) -> Any:
-        one_by_one.append(ref)
+        note(f"one {ref}")
         return real(self, ref, repo)
 
+    def titles(self: Any, numbers: Any) -> Any:
+        note(f"titles {len(list(numbers))}")
+        return real_titles(self, numbers)
+
+    def reads() -> list[str]:
+        return log.read_text().splitlines() if log.exists() else []
+
     monkeypatch.setattr(type(bundled), "pr_row_and_facts", counted)
+    monkeypatch.setattr(type(bundled), "pr_titles", titles)
     profile = load_profile(None)
     build_site(bundled, tmp_path / "site", profile, langs=["en"], search=False)
-    n = len(bundled.all_prs())
-    assert n > 20 and one_by_one == []  # every PR page's facts were read ahead
-    number = bundled.all_prs()[0]["number"]
-    page = (tmp_path / "site" / "en" / "pr" / f"{number}.html").read_text()
-    pr = {"ref": str(number)}  # no row id: read alone
-    alone = report_page.report_html(bundled, pr, "en", profile, None)
-    assert one_by_one == [str(number)]
-    assert alone.split("Related PRs")[0][-2000:] in page
+    prs = bundled.all_prs()
+    made = reads()
+    assert len(prs) > 20 and len(bundled.relations()) > 20
+    # every PR page's facts were read ahead, and the titles of the PRs they relate to: one
+    # read a run, and one for a PR only when its texts mention a PR no relation of the run
+    # names
+    assert not [x for x in made if x.startswith("one ")], made
+    assert 0 < len([x for x in made if x.startswith("titles ")]) < len(prs) / 2, made
+    for p in [p for p in prs if p["number"] is not None][:8]:
+        number = p["number"]
+        page = (tmp_path / "site" / "en" / "pr" / f"{number}.html").read_text()
+        log.unlink(missing_ok=True)
+        alone = report_page.report_html(bundled, {"ref": str(number)}, "en", profile, None)
+        assert reads()[0] == f"one {number}"  # no row id: read alone
+        assert alone.split("Related PRs")[0][-2000:] in page
+        # the related PRs, their titles included, as read alone (the page links them)
+        unlinked = re.sub(r"<a [^>]*>|</a>", "", page)
+        assert re.sub(r"<a [^>]*>|</a>", "", alone.split("Related PRs")[1]) in unlinked

@@ -33,9 +33,9 @@ def test_facts_are_reused_only_for_the_same_pr_dict(
     calls: list[str] = []
     real = site_report.report_facts
 
-    def counting(store: Any, ref: str, prof: Any, read: Any = None) -> Any:
+    def counting(store: Any, ref: str, prof: Any, read: Any = None, titles: Any = None) -> Any:
         calls.append(ref)
-        return real(store, ref, prof, read)
+        return real(store, ref, prof, read, titles)
 
     monkeypatch.setattr(site_report, "report_facts", counting)
     pages = ReportPages(profile)

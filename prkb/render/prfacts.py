@@ -12,6 +12,7 @@ never reads the store.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,9 +115,12 @@ class PrFacts:
 def read_pr(
     store: Store, ref: str | int, profile: Profile,
     read: tuple[sqlite3.Row, dict[str, Any]] | None = None,
+    titles: Mapping[int, str | None] | None = None,
 ) -> PrFacts:
     """The facts of PR ``ref`` (a number or a ref), read once. Raises NotFound. ``read``: its
-    row and stored facts, already read (``Store.facts_from_rows``, for many PRs at once)."""
+    row and stored facts, already read (``Store.facts_from_rows``, for many PRs at once).
+    ``titles``: PR titles already read (``Store.pr_titles``, in the same read snapshot), by
+    number; the PRs it relates to or mentions that are not among them are read here."""
     row, facts = read if read is not None else store.pr_row_and_facts(ref)
     rec = store.raw_record(row)
     ext = rec.get("prkb") or {}
@@ -132,7 +136,7 @@ def read_pr(
     files = [_file(f, changes, calls, patches, profile) for f in facts["files"]]
     classes = sorted({c["class"] for c in changes})
     shown, files_more = _key_files(files, patches, classes, related_names(profile), profile)
-    relations, mention_list = _related(store, facts, rec, body)
+    relations, mention_list = _related(store, facts, rec, body, titles)
     findings = [Finding.from_json(x) for x in facts["findings"]]
     symbol_changes = [SymbolChange.from_json(c) for c in facts["symbol_changes"]]
     has_dep = any(r["type"] == "depends-on" and r["direction"] == "out" for r in relations)
@@ -290,6 +294,7 @@ def _key_files(
 
 def _related(
     store: Store, facts: dict[str, Any], rec: dict[str, Any], body: str,
+    known: Mapping[int, str | None] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The PR's relations (with the other PR's title, and whether each is inferred), and the
     PRs its texts mention (the first context each is mentioned in)."""
@@ -300,9 +305,16 @@ def _related(
     for t in all_texts:
         for n, ctx in mentions(t, facts["number"]).items():
             mention_map.setdefault(n, ctx)
-    # the titles of the PRs related or mentioned, in one read
-    titles = store.pr_titles([*(r["other"] for r in facts["relations"]
-                                if isinstance(r["other"], int)), *mention_map])
+    # the titles of the PRs related or mentioned, in one read (of those not known yet)
+    numbers = [*(r["other"] for r in facts["relations"] if isinstance(r["other"], int)),
+               *mention_map]
+    if known is None:
+        titles = store.pr_titles(numbers)
+    else:
+        titles = {n: known[n] for n in numbers if n in known}
+        missing = [n for n in numbers if n not in titles]
+        if missing:
+            titles.update(store.pr_titles(missing))
     relations = []
     for r in facts["relations"]:
         other = r["other"]

@@ -17,7 +17,7 @@ import base64
 import dataclasses
 import hashlib
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -94,13 +94,15 @@ _FACT_NAMES = tuple(x.name for x in dataclasses.fields(ReportFacts))
 def report_facts(
     store: Store, ref: str | int, profile: Profile,
     read: tuple[sqlite3.Row, dict[str, Any]] | None = None,
+    titles: Mapping[int, str | None] | None = None,
 ) -> ReportFacts:
     """What every language's report of PR ``ref`` shares (``localize`` adds the rest).
-    ``read``: its row and stored facts, already read (``read_pr``).
+    ``read``: its row and stored facts, already read; ``titles``: PR titles already read
+    (``read_pr``).
 
     The caller must not change the result. Raises NotFound.
     """
-    return facts_of(read_pr(store, ref, profile, read))
+    return facts_of(read_pr(store, ref, profile, read, titles))
 
 
 def facts_of(f: PrFacts) -> ReportFacts:

@@ -33,8 +33,10 @@ class ReportPages:
         self.profile = profile
         self._recent: list[tuple[Any, dict[str, Any], ReportFacts]] = []
         # the stored rows and facts read ahead for the PR pages of one run, by PR row id,
-        # with the store they were read from (prefetch)
-        self._ahead: tuple[Any, dict[int, tuple[sqlite3.Row, dict[str, Any]]]] = (None, {})
+        # with the store they were read from and the titles of the PRs they relate to
+        # (prefetch)
+        self._ahead: tuple[Any, dict[int, tuple[sqlite3.Row, dict[str, Any]]],
+                           dict[int, str | None]] = (None, {}, {})
 
     def __call__(self, store: Store, pr: dict[str, Any], lang: str,
                  links: Mapping[str, str]) -> str:
@@ -42,21 +44,29 @@ class ReportPages:
         return self.html(store, pr, lang, links)
 
     def prefetch(self, store: Store, pages: list[Page]) -> None:
-        """Read the stored rows and facts of the PRs of ``pages`` (their ``item``) in a few
-        queries, for :meth:`facts`; what the previous run read ahead is dropped."""
+        """Read the stored rows and facts of the PRs of ``pages`` (their ``item``), and the
+        titles of the PRs they relate to, in a few queries, for :meth:`facts`; what the
+        previous run read ahead is dropped."""
         prs = [p.item for p in pages if p.template == "site/pr.html" and p.item is not None]
+        if not prs:
+            self._ahead = (None, {}, {})
+            return
         rows = list(store.pr_rows_by_id([int(pr["id"]) for pr in prs]).values())
-        self._ahead = (store, {int(row["id"]): (row, facts) for row, facts
-                               in zip(rows, store.facts_from_rows(rows), strict=True)})
+        facts = store.facts_from_rows(rows)
+        others = {r["other"] for f in facts for r in f["relations"] if isinstance(r["other"], int)}
+        titles = store.pr_titles(others) if others else {}
+        self._ahead = (store, {int(row["id"]): (row, f)
+                               for row, f in zip(rows, facts, strict=True)}, titles)
 
     def facts(self, store: Store, pr: dict[str, Any]) -> ReportFacts:
         """The language-independent report facts of ``pr`` (a dict with its ``ref``)."""
         for st, key, facts in self._recent:
             if key is pr and st is store:
                 return facts
-        ahead_store, ahead = self._ahead
+        ahead_store, ahead, titles = self._ahead
         read = ahead.pop(pr["id"], None) if ahead_store is store and "id" in pr else None
-        facts = report_facts(store, pr["ref"], self.profile, read)
+        facts = report_facts(store, pr["ref"], self.profile, read,
+                             titles if read is not None else None)
         self._recent.insert(0, (store, pr, facts))
         del self._recent[_RECENT:]
         return facts
