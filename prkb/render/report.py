@@ -44,6 +44,7 @@ from .jinja_calls import plain_call
 from .markdown import to_html
 from .patches import related_names
 from .prfacts import PrFacts, read_pr
+from .related_items import make_related_items
 from .sections import (
     ORDER,
     header,
@@ -274,6 +275,7 @@ def _report_env(lang: str, fmt: str, subject: str = "", rules: str = "") -> jinj
     # last: the macros see every global
     env.globals["sentences"] = sentence_macros(env, lang, subject_catalog(lang, subject, rules),
                                                state=True)
+    env.globals["related_items"] = make_related_items(env)  # reads the sentences' macros
     return env
 
 
