@@ -315,12 +315,16 @@ def test_one_pr_rebuilds_killed_at_random_leave_a_site_the_next_build_makes_whol
     assert subprocess.run(cmd, env=env, check=False).returncode == 0
     folder = out.stat().st_ino
     # how long one such rebuild takes here, uncut: the kills fall anywhere in it (a fixed
-    # range of seconds lets a faster machine, or a faster prkb, finish before most of them)
-    with Store(db) as store:
-        _retitle_c(store, "Synth C, timed", "2026-01-31T00:00:00Z")
-    started = time.perf_counter()
-    assert subprocess.run(cmd, env=env, check=False).returncode == 0
-    took = time.perf_counter() - started
+    # range of seconds lets a faster machine, or a faster prkb, finish before most of them);
+    # the faster of two, so that one slowed by a busy machine does not let the rounds finish
+    # before their kills
+    took = float("inf")
+    for n in range(2):
+        with Store(db) as store:
+            _retitle_c(store, f"Synth C, timed {n}", f"2026-01-31T00:00:0{n}Z")
+        started = time.perf_counter()
+        assert subprocess.run(cmd, env=env, check=False).returncode == 0
+        took = min(took, time.perf_counter() - started)
     rng = random.Random(5)
     kills = 0
     for n in range(12):
