@@ -87,9 +87,14 @@ def _child(kb: str, kind: str, count: int) -> list[str]:
 
 
 def _child_env() -> dict[str, str]:
-    """The environment of a child: this checkout's prkb first."""
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(
+    """The environment of a child: this checkout's prkb first, and Python's bytecode kept
+    (as on a user's machine: a shell with ``PYTHONDONTWRITEBYTECODE`` set would have every
+    process compile prkb's modules again, about a gigainstruction a build, and a checkout
+    whose modules another run had compiled would count less)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")])}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
 
 
 def instructions(valgrind: str, kb: str, kind: str, count: int) -> int:
