@@ -9,7 +9,7 @@ import pytest
 from markupsafe import Markup
 
 from prkb.paths import templates_dir
-from prkb.render.formats import FORMATTERS
+from prkb.render.formats import FORMATTERS, related_ref
 from prkb.render.jinja_calls import (
     DIRECT_CALLS,
     DirectCodeGenerator,
@@ -210,7 +210,8 @@ def test_codes_and_links_keep_their_markup() -> None:
 
 def test_a_related_prs_reference_in_every_format() -> None:
     """formats.related_ref: ``#N`` or the node key as code, linked on the site when the page
-    of that end is known; None for a commit (the template words it in its language)."""
+    of that end is known; a commit as the caller words it in its language (None when it does
+    not)."""
     html, md, txt = FORMATTERS["html"], FORMATTERS["md"], FORMATTERS["txt"]
     links = {"pr:7": "7.html", "issue:9": "i9.html"}
     got = html.related_ref({"number": 7, "other": 7}, links)
@@ -225,3 +226,10 @@ def test_a_related_prs_reference_in_every_format() -> None:
     assert md.related_ref({"number": None, "other": "x/y"}, None) == "`x/y`"
     assert txt.related_ref({"number": None, "other": "x/y"}, links) == "`x/y`"
     assert txt.related_ref({"number": None, "other": "commit:abc"}, None) is None
+    # worded by the caller (render/related_items.py) from its short SHA, linked like a PR
+    sha = "commit:0123456789abcdef0123"
+    worded = related_ref({"number": None, "other": sha}, {sha: "c.html"}, html.code,
+                         html.pr_link, lambda short: Markup(f"commit <code>{short}</code>"))
+    assert str(worded) == '<a class="prlink" href="c.html">commit <code>0123456789ab</code></a>'
+    assert related_ref({"number": None, "other": sha}, None, md.code, md.pr_link,
+                       lambda short: f"commit `{short}`") == "commit `0123456789ab`"

@@ -55,11 +55,12 @@ _HTTP = re.compile(r"^https?://[^\s<>()\[\]`\"']+$")
 def related_ref(
     r: Mapping[str, Any], links: Mapping[str, str] | None,
     code: Callable[[str], Any], pr_link: Callable[[str, Any], Any],
+    commit: Callable[[str], Any] | None = None,
 ) -> Any:
     """The other end of relation ``r`` (a related PR of the report's facts) as the report
-    names it: ``#N`` for a PR, else its graph node key as code, linked (``pr_link``) when
-    ``links`` (graph node key -> the page of that PR) has it; None for a commit, which the
-    template words ("commit SHA") in its language."""
+    names it: ``#N`` for a PR, a commit as ``commit`` words its short SHA in the report's
+    language ("commit SHA"; without ``commit``: None), else its graph node key as code;
+    linked (``pr_link``) when ``links`` (graph node key -> the page of that PR) has it."""
     number = r.get("number")
     if number is not None:
         text: Any = f"#{number}"
@@ -67,8 +68,11 @@ def related_ref(
     else:
         key = str(r.get("other"))
         if key.startswith("commit:"):
-            return None
-        text = code(key)
+            if commit is None:
+                return None
+            text = commit(key[7:19])
+        else:
+            text = code(key)
     if links:
         href = links.get(key)
         if href:

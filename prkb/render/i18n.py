@@ -423,7 +423,7 @@ def sentence_macros(
     *, state: bool = False,
 ) -> dict[str, Any]:
     """The global ``sentences`` of ``env``: the module of each template of :data:`SENTENCES`
-    (``sentences.relations.sentence``, ``sentences.evidence.lines``...), made once.
+    (``sentences.relations.between``, ``sentences.evidence.lines``...), made once.
 
     The very module a ``{% from %}`` import in a template gets (``Template.module``), without
     the import's cost on every render (a template lookup and a comparison of the importing

@@ -18,6 +18,7 @@ from typing import Any
 
 import jinja2
 
+from .formats import related_ref
 from .i18n import N_
 from .jinja_calls import as_markup, plain_call, safe_escape
 
@@ -78,7 +79,10 @@ def make_related_items(
     colon, lp, lq, rq, rp = (str(shown(getattr(labels, k)))
                              for k in ("colon", "lp", "lq", "rq", "rp"))
     origins: Mapping[str, Any] = labels.origin
-    related_ref, pr_link = markup.related_ref, markup.pr_link
+    pr_link = markup.pr_link
+
+    def commit(sha: str) -> Any:  # a commit at the other end, in the report's language
+        return say(COMMIT, sha=code(sha))
 
     def sentence(type_: str, out: bool, other: Any, inferred: bool) -> Any:
         said = SEEN_FROM.get(type_)
@@ -94,13 +98,7 @@ def make_related_items(
         parts: list[str] = []
         add = parts.append
         for r in relations:
-            other = related_ref(r, pr_links)
-            if other is None:  # a commit, worded in the report's language
-                key = str(r["other"])
-                other = say(COMMIT, sha=code(key[7:19]))
-                href = pr_links.get(key) if pr_links else None
-                if href:
-                    other = pr_link(href, other)
+            other = related_ref(r, pr_links, code, pr_link, commit)
             said = shown(sentence(r["type"], r["direction"] == "out", other, r["inferred"]))
             title = r["title"]
             titled = f"{lp}{lq}{shown(text(title))}{rq}{rp}" if title else ""
