@@ -269,6 +269,7 @@ def _bytes_per_page(root: Path, ext: str) -> int:
 
 
 CPU_USED: list[float] = []  # the CPU seconds (user + system) of each timed() command
+SYS_USED: list[float] = []  # and the system part of them (the kernel's: file creation...)
 
 
 def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, str]:
@@ -280,6 +281,7 @@ def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, str
     took = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     CPU_USED.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    SYS_USED.append(after.ru_stime - before.ru_stime)
     if proc.returncode != 0:
         raise SystemExit(f"failed: {' '.join(cmd)}\n{proc.stderr[-2000:]}")
     return took, proc.stdout
@@ -338,6 +340,8 @@ def main(argv: list[str] | None = None) -> int:
         walls: list[float] = []
         cpus: list[float] = []  # CPU seconds of each full build (workers included)
         s_cpus: list[float] = []  # and of each Hugo build of the same content
+        syss: list[float] = []  # the system part of each (prkb's, then Hugo's)
+        s_syss: list[float] = []
         first: dict[str, Any] = {}
         for run in range(max(1, args.runs)):
             out = work / f"site-{tag}-{run}"
@@ -347,6 +351,7 @@ def main(argv: list[str] | None = None) -> int:
                    "-o", str(out), "--json", *([] if search else ["--no-search"])]
             wall, stdout = timed(cmd, env)
             cpus.append(CPU_USED[-1])
+            syss.append(SYS_USED[-1])
             stats = json.loads(stdout.strip().splitlines()[-1])
             wall -= stats["seconds"].get("search", 0.0)
             walls.append(wall)
@@ -375,6 +380,7 @@ def main(argv: list[str] | None = None) -> int:
                                        str(same / f"public-{run}")])
                     s_walls.append(s_wall)
                     s_cpus.append(CPU_USED[-1])
+                    s_syss.append(SYS_USED[-1])
                     print(f"  hugo run {run + 1}, same content: {s_wall:.2f}s as a process",
                           flush=True)
         pages = int(first["pages"])
@@ -505,7 +511,10 @@ def main(argv: list[str] | None = None) -> int:
                       + ", ".join(f"{r:.2f}" for r in cpu_pairs)
                       + f" (median {statistics.median(cpu_pairs):.2f}; prkb "
                       f"{statistics.median(cpus[skip:]):.1f} s, Hugo "
-                      f"{statistics.median(s_cpus[skip:]):.1f} s)")
+                      f"{statistics.median(s_cpus[skip:]):.1f} s); of which system (the "
+                      "kernel's), run by run: prkb "
+                      + ", ".join(f"{x:.1f}" for x in syss) + " s, Hugo "
+                      + ", ".join(f"{x:.1f}" for x in s_syss) + " s")
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)
