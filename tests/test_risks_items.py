@@ -5,11 +5,11 @@ wording and without it."""
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 from typing import Any
 
 import pytest
 from markupsafe import Markup
+from section_oracle import assert_same_text, sources
 
 from prkb.analyze.scope import Effect
 from prkb.profile import load_profile
@@ -19,8 +19,7 @@ from prkb.render.sections.risks import Risks
 
 # report/sections/risks.j2 before its list moved to Python (commit 7f806b0): the oracle the
 # new code is held to, rendered by the same environment (catalog, filters, formatter, labels)
-OLD = (Path(__file__).parent / "golden" / "risks_before.j2").read_text()
-NEW = (Path(__file__).parents[1] / "templates" / "report" / "sections" / "risks.j2").read_text()
+OLD, NEW = sources("risks_before.j2", "risks.j2")
 
 HOSTILE = '<script>alert("x")</script> & `code` **b** [a](javascript:x)'
 REASONS = ("condition-shift", "more-batches-captured", "correctness-risk", "correctness-fix",
@@ -127,21 +126,18 @@ def _cases(store: Any, lang: str) -> list[tuple[Risks, str, dict[str, Any]]]:
 def test_risks_are_what_the_template_wrote(bundled: Any, fmt: str, lang: str,
                                            subject: str) -> None:
     env = report._report_env(lang, fmt, subject, "")
-    old, new = env.from_string(OLD), env.from_string(NEW)
     cases = _cases(bundled, lang)
     assert len(cases) > 60
     say = env.globals["_"]
-    for risks, text, profile in cases:
-        words = profile["wording"]
-        names = {"risks": risks, "pr": {"text": text}, "profile": profile, "words": words,
-                 "colon": env.globals["labels"].colon,
-                 "HOLDER": words["holder"] or say("class"),
-                 "HOLDERS": words["holders"] or say("classes")}
-        want = old.render(names)
-        assert new.render(names) == want
-        got = env.globals["risks_items"](risks, text, profile, names["HOLDER"],
-                                         names["HOLDERS"])
-        assert isinstance(got, Markup) == (fmt == "html")
+    contexts = [{"risks": risks, "pr": {"text": text}, "profile": profile,
+                 "words": profile["wording"], "colon": env.globals["labels"].colon,
+                 "HOLDER": profile["wording"]["holder"] or say("class"),
+                 "HOLDERS": profile["wording"]["holders"] or say("classes")}
+                for risks, text, profile in cases]
+    want = assert_same_text(env, OLD, NEW, contexts)
+    got = env.globals["risks_items"](cases[-1][0], cases[-1][1], cases[-1][2], "class",
+                                     "classes")
+    assert isinstance(got, Markup) == (fmt == "html")
     if fmt == "html":  # the crafted text is escaped, never markup
         assert "<script>" not in want and "&lt;script&gt;" in want
 

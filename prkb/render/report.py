@@ -45,6 +45,7 @@ from .markdown import to_html
 from .patches import related_names
 from .prfacts import PrFacts, read_pr
 from .related_items import make_related_items
+from .review_items import make_review_items
 from .risks_items import make_risks_items
 from .sections import (
     ORDER,
@@ -278,6 +279,7 @@ def _report_env(lang: str, fmt: str, subject: str = "", rules: str = "") -> jinj
                                                state=True)
     env.globals["related_items"] = make_related_items(env)  # reads the sentences' macros
     env.globals["risks_items"] = make_risks_items(env)
+    env.globals["review_items"] = make_review_items(env)
     return env
 
 

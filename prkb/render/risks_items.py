@@ -23,7 +23,8 @@ import jinja2
 from jinja2.nodes import EvalContext
 
 from .i18n import N_
-from .jinja_calls import as_markup, markup_join, safe_escape
+from .jinja_calls import markup_join
+from .section_writer import SectionWriter
 
 # Who gains or pays, by whom the effect reaches (a condition, the audit rule's users)
 PARTY_RULE_WHEN = N_("users of %(cls)s whom the audit rule is about, where %(when)s holds "
@@ -156,41 +157,30 @@ def make_risks_items(env: jinja2.Environment) -> RisksItems:
     return RisksItems(env)
 
 
-class RisksItems:
+class RisksItems(SectionWriter):
     """The list of the risks section, from its opening tag to its closing one (no newline
     after it), as the environment writes it (Markup under autoescape), when called with
     ``risks`` (the section's localized facts), ``pr_text`` (where the PR's text came from:
     the features' label), ``profile`` (the report context's: ``rules``, ``builder_bases``,
     ``wording``) and ``holder``/``holders`` (what the classes that hold the value are
-    called). A plain call from a template (:func:`~.jinja_calls.plain_call`)."""
-
-    _plain_call = True  # called from templates directly (jinja_calls.PlainCallContext)
+    called)."""
 
     def __init__(self, env: jinja2.Environment) -> None:
-        self.auto = auto = bool(env.autoescape)
-        self.shown: Callable[[Any], str] = safe_escape if auto else str  # {{ value }}
-        shown = self.shown
-        self.say: Any = env.globals["_"]
-        filters = env.filters
-        self.code, self.label = filters["c"], filters["label"]
-        self.capfirst, self.text = filters["capfirst"], filters["t"]
+        super().__init__(env)
+        shown, filters, labels = self.shown, env.filters, self.labels
+        self.label, self.capfirst = filters["label"], filters["capfirst"]
         self.format_date = filters["format_date"]
         self.ctx = EvalContext(env)  # Jinja's join and replace read its autoescape
         self.jinja_join, self.jinja_replace = filters["join"], filters["replace"]
         self.codes: Any = env.globals["codes"]
-        markup: Any = env.globals["markup"]
-        self.labels: Any = env.globals["labels"]
-        labels: Any = self.labels
-        self.getitem = env.getitem
-        self.ul, self.end_ul, self.li, self.li2, self.end, self.end_li = (
-            str(shown(getattr(markup, k))) for k in ("ul", "end_ul", "li", "li2", "end", "end_li"))
+        self.ul, self.end_ul, self.li, self.li2, self.end, self.end_li = self.structure(
+            "ul", "end_ul", "li", "li2", "end", "end_li")
         # a line the template ended with a tag, then its end and a blank line: an empty end
         # (in Markdown and text) let trim_blocks take the first newline too
         self.end_blank = f"{self.end}\n\n" if self.end else "\n"
         self.lsep = labels.lsep
         self.sep = str(shown(labels.lsep))
-        self.colon, self.semi, self.lp, self.rp = (
-            str(shown(getattr(labels, k))) for k in ("colon", "semi", "lp", "rp"))
+        self.semi, self.lp, self.rp = (str(shown(getattr(labels, k))) for k in ("semi", "lp", "rp"))
 
     def join(self, items: Sequence[Any]) -> Any:
         """``items|join(labels.lsep)``."""
@@ -428,5 +418,4 @@ class RisksItems:
         self.audit(add, risks, profile)
         self.tags(add, risks, profile["wording"])
         add(self.end_ul)
-        made = "".join(parts)
-        return as_markup(made) if self.auto else made
+        return self.made("".join(parts))

@@ -1,0 +1,48 @@
+"""What the report's section parts written in Python share (:mod:`.risks_items`,
+:mod:`.review_items`): the environment's wording and escaping, read once when the
+environment is made, so that each writes what its template wrote.
+
+A writer is a global of a report environment (``_``, filters ``t``, ``q``, ``c``, globals
+``markup`` and ``labels`` set), called from the section's template as a plain call
+(:class:`~.jinja_calls.PlainCallContext`). It joins plain text: each value as ``{{ value }}``
+writes it (:attr:`SectionWriter.shown`: escaped under autoescape, else ``str``), and the
+whole as :meth:`SectionWriter.made` (Markup under autoescape, so the template writes it as it
+is).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import jinja2
+
+from .jinja_calls import as_markup, safe_escape
+
+
+class SectionWriter:
+    """The environment's gettext (``say``), escaping (``shown``), filters, formatter
+    (``markup``) and label tables (``labels``), for a section part written in Python."""
+
+    _plain_call = True  # called from templates directly (jinja_calls.PlainCallContext)
+
+    def __init__(self, env: jinja2.Environment) -> None:
+        self.auto = bool(env.autoescape)
+        self.shown: Callable[[Any], str] = safe_escape if self.auto else str  # {{ value }}
+        self.say: Any = env.globals["_"]
+        filters = env.filters
+        self.code, self.text, self.quoted = filters["c"], filters["t"], filters["q"]
+        self.getitem = env.getitem
+        self.markup: Any = env.globals["markup"]
+        labels: Any = env.globals["labels"]
+        self.labels = labels
+        self.colon = str(self.shown(labels.colon))
+
+    def structure(self, *names: str) -> list[str]:
+        """The formatter's structure strings (``li``, ``end_ul``...) as the template wrote
+        them."""
+        return [str(self.shown(getattr(self.markup, name))) for name in names]
+
+    def made(self, text: str) -> str:
+        """What the writer returns: Markup under autoescape (written as it is), else text."""
+        return as_markup(text) if self.auto else text
