@@ -50,6 +50,7 @@ from .jinja_calls import (
     plain_call,
     safe_escape,
 )
+from .template_cache import KeptBytecodeCache, touch
 
 LANGS = ("zh", "en")
 LOCALES = {"zh": "zh_CN", "en": "en"}
@@ -81,7 +82,9 @@ def translations(lang: str) -> Translations:
     if compiled is not None:
         try:
             with compiled.open("rb") as fh:
-                return Translations(fp=fh, domain=DOMAIN)
+                read = Translations(fp=fh, domain=DOMAIN)
+            touch(compiled)  # in use: kept by the folder's clean-up (template_cache.prune)
+            return read
         except (OSError, ValueError, struct.error):
             pass  # not made yet, unreadable or damaged: compiled below, and replaced
     catalog = read_po(io.BytesIO(po), locale=locale_of(lang), domain=DOMAIN)
@@ -290,10 +293,9 @@ def bytecode_cache(kind: str = "") -> jinja2.BytecodeCache | None:
     Jinja's key is the template's name and source; what an environment compiles into a
     template beyond that (escaping, text its extensions write in) is not part of it, so an
     environment that differs so names its ``kind`` and keeps its own files."""
-    try:
-        if kind:
-            return jinja2.FileSystemBytecodeCache(pattern=f"__jinja2_prkb_{kind}_%s.cache")
-        return jinja2.FileSystemBytecodeCache()
+    try:  # the folder's files unused for a month deleted (template_cache.prune)
+        return KeptBytecodeCache(pattern=f"__jinja2_prkb_{kind}_%s.cache" if kind
+                                 else "__jinja2_prkb_%s.cache")
     except (OSError, RuntimeError):
         return None
 
