@@ -41,6 +41,7 @@ from .i18n import (
     subject_catalog,
 )
 from .jinja_calls import plain_call
+from .key_files_items import KeyFilesItems
 from .markdown import to_html
 from .patches import related_names
 from .prfacts import PrFacts, read_pr
@@ -280,6 +281,7 @@ def _report_env(lang: str, fmt: str, subject: str = "", rules: str = "") -> jinj
     env.globals["related_items"] = make_related_items(env)  # reads the sentences' macros
     env.globals["risks_items"] = make_risks_items(env)
     env.globals["review_items"] = make_review_items(env)
+    env.globals["key_files_items"] = KeyFilesItems(env)
     return env
 
 
