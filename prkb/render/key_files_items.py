@@ -22,7 +22,8 @@ CHANGES_VALUE = N_("changes the declared value")
 
 
 class KeyFilesItems(SectionWriter):
-    """The key files after their heading (without the section's last newline), as the
+    """The global ``key_files_items(key_files, profile)`` of a report environment: the key
+    files after their heading (without the section's last newline), as the
     environment writes them (Markup under autoescape), when called with ``key_files`` (the
     section's facts) and ``profile`` (the report context's: its ``kind``)."""
 

@@ -46,8 +46,8 @@ from .markdown import to_html
 from .patches import related_names
 from .prfacts import PrFacts, read_pr
 from .related_items import make_related_items
-from .review_items import make_review_items
-from .risks_items import make_risks_items
+from .review_items import ReviewItems
+from .risks_items import RisksItems
 from .sections import (
     ORDER,
     header,
@@ -279,8 +279,9 @@ def _report_env(lang: str, fmt: str, subject: str = "", rules: str = "") -> jinj
     env.globals["sentences"] = sentence_macros(env, lang, subject_catalog(lang, subject, rules),
                                                state=True)
     env.globals["related_items"] = make_related_items(env)  # reads the sentences' macros
-    env.globals["risks_items"] = make_risks_items(env)
-    env.globals["review_items"] = make_review_items(env)
+    # the section parts written in Python (render/section_writer.py), called as plain calls
+    env.globals["risks_items"] = RisksItems(env)
+    env.globals["review_items"] = ReviewItems(env)
     env.globals["key_files_items"] = KeyFilesItems(env)
     return env
 

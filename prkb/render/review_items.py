@@ -65,14 +65,9 @@ DECIDED = N_("The comment that decided it, by %(who)s:")
 NOT_DECIDED = N_("No comment with text decided it.")
 
 
-def make_review_items(env: jinja2.Environment) -> ReviewItems:
-    """The global ``review_items(review, pr_text, lang)`` of a report environment (its
-    ``_``, ``ngettext``, filters and globals ``markup``, ``num`` and ``labels`` set)."""
-    return ReviewItems(env)
-
-
 class ReviewItems(SectionWriter):
-    """The review highlights after their heading (no newline after the last line), as the
+    """The global ``review_items(review, pr_text, lang)`` of a report environment: the review
+    highlights after their heading (no newline after the last line), as the
     environment writes them (Markup under autoescape), when called with ``review`` (the
     section's facts), ``pr_text`` (where the PR's text came from) and ``lang`` (the
     report's)."""

@@ -4,7 +4,7 @@ A PR page's risks section took about 570,000 instructions in the template (per l
 builder with two effects and four risk tags): a tenth of the page, the report's costliest
 section. Most of it was the template's own work around each sentence: a ``yield`` and an
 ``escape`` per value, a macro call per effect, the ``elif`` chains read again on every item.
-:func:`make_risks_items` writes the same text in one call, from the same catalog messages
+:class:`RisksItems` writes the same text in one call, from the same catalog messages
 (marked here with ``N_``, so the catalog's extraction finds them), the environment's own
 ``_`` (its language, and the wording of a report about a commit or of a profile's audit rule),
 its filters (``c``, ``t``, ``label``, ``capfirst``, ``format_date``, Jinja's ``join`` and
@@ -150,17 +150,11 @@ NOT_FIXED = N_(" No later commit in the knowledge base makes it no longer hold."
 RISK_TAGS = N_("Risk tags")
 
 
-def make_risks_items(env: jinja2.Environment) -> RisksItems:
-    """The global ``risks_items(risks, pr_text, profile, holder, holders)`` of a report
-    environment (its ``_``, filters and globals ``markup``, ``codes`` and ``labels`` set):
-    :class:`RisksItems`."""
-    return RisksItems(env)
-
-
 class RisksItems(SectionWriter):
-    """The list of the risks section, from its opening tag to its closing one (no newline
-    after it), as the environment writes it (Markup under autoescape), when called with
-    ``risks`` (the section's localized facts), ``pr_text`` (where the PR's text came from:
+    """The global ``risks_items(risks, pr_text, profile, holder, holders)`` of a report
+    environment: the list of the risks section, from its opening tag to its closing one (no
+    newline after it), as the environment writes it (Markup under autoescape), when called
+    with ``risks`` (the section's localized facts), ``pr_text`` (where the PR's text came from:
     the features' label), ``profile`` (the report context's: ``rules``, ``builder_bases``,
     ``wording``) and ``holder``/``holders`` (what the classes that hold the value are
     called)."""
