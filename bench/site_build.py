@@ -313,6 +313,10 @@ def main(argv: list[str] | None = None) -> int:
     # whole processes start as on a user's machine, where Python keeps the modules' bytecode
     # (a shell with PYTHONDONTWRITEBYTECODE set would compile prkb again at every start)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    # each run's output in a folder of its own (see above: no timed build right after a
+    # deletion); this invocation's names, so that a kept work folder's older outputs can be
+    # told apart and deleted at the end
+    tag = f"{os.getpid()}-{time.time_ns()}"
     try:
         t = time.perf_counter()
         if args.reuse_kb and kb.exists():
@@ -323,11 +327,6 @@ def main(argv: list[str] | None = None) -> int:
             with Store(kb) as store:
                 populate(store, args.n)
             print(f"generated {args.n} PRs in {time.perf_counter() - t:.1f}s", flush=True)
-        # each run's output in a folder of its own (see above: no timed build right after a
-        # deletion); this invocation's names, so that a kept work folder's older outputs can
-        # be told apart and deleted at the end
-        tag = f"{os.getpid()}-{time.time_ns()}"
-        out = work / f"site-{tag}-0"
         # --- full builds, each a whole process into a fresh folder; with Hugo, a Hugo build of
         # an equivalent tree after each (alternating, so that drift of a noisy machine falls
         # on both)
@@ -519,11 +518,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)
         else:
-            _keep_last(work, locals().get("tag"))
+            _keep_last(work, tag)
     return 0
 
 
-def _keep_last(work: Path, tag: str | None) -> None:
+def _keep_last(work: Path, tag: str) -> None:
     """In a kept work folder, after the measurements: the last run's outputs of this
     invocation renamed ``site``, ``hugo`` and ``hugo-same`` (their last ``public-N`` as
     ``public``); every other output tree (earlier runs', earlier invocations') deleted."""
@@ -532,19 +531,17 @@ def _keep_last(work: Path, tag: str | None) -> None:
                       key=lambda p: int(p.name.rsplit("-", 1)[1]))
         return runs[-1] if runs else None
 
-    keep: dict[str, Path | None] = {}
-    if tag is not None:
-        keep["site"] = last_run(work, f"site-{tag}-")
-        for name in ("hugo", "hugo-same"):
-            root = work / f"{name}-{tag}"
-            if root.is_dir():
-                public = last_run(root, "public-")
-                for p in root.glob("public-*"):
-                    if p != public:
-                        shutil.rmtree(p, ignore_errors=True)
-                if public is not None:
-                    public.rename(root / "public")
-                keep[name] = root
+    keep: dict[str, Path | None] = {"site": last_run(work, f"site-{tag}-")}
+    for name in ("hugo", "hugo-same"):
+        root = work / f"{name}-{tag}"
+        if root.is_dir():
+            public = last_run(root, "public-")
+            for p in root.glob("public-*"):
+                if p != public:
+                    shutil.rmtree(p, ignore_errors=True)
+            if public is not None:
+                public.rename(root / "public")
+            keep[name] = root
     for name in ("site", "hugo", "hugo-same"):
         if keep.get(name) is not None:
             shutil.rmtree(work / name, ignore_errors=True)

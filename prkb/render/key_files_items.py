@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any
 
 import jinja2
-from jinja2.nodes import EvalContext
 
 from .i18n import N_
 from .section_writer import SectionWriter
@@ -29,8 +28,6 @@ class KeyFilesItems(SectionWriter):
 
     def __init__(self, env: jinja2.Environment) -> None:
         super().__init__(env)
-        self.codes: Any = env.globals["codes"]
-        self.ctx = EvalContext(env)  # what a template hands a macro it calls
         self.p, self.end_p, self.ul, self.end_ul, self.li, self.end = self.structure(
             "p", "end_p", "ul", "end_ul", "li", "end")
 

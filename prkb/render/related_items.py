@@ -2,7 +2,7 @@
 
 A PR page lists five or so relations; in ``report/sections/related.j2`` each item took a
 macro call for its sentence and some twenty template expressions (about 60,000 instructions
-an item, a sixth of a PR page's report). :func:`related_items` writes the same text from the
+an item, a sixth of a PR page's report). :class:`RelatedItems` writes the same text from the
 same catalog messages, filters, formatter and labels as the template did, in one call.
 
 Every sentence is still one catalog message (marked here with ``N_``, so the catalog's
@@ -20,7 +20,7 @@ import jinja2
 
 from .formats import related_ref
 from .i18n import N_
-from .jinja_calls import as_markup, plain_call, safe_escape
+from .section_writer import SectionWriter
 
 # A relation as one sentence, seen from one PR: one message per type and direction, so that
 # no sentence is made of fragments joined in an order that only fits one language. The
@@ -49,66 +49,62 @@ CONFIDENCE = N_(" (confidence %(conf)s, %(origin)s)")
 COMMIT = N_("commit %(sha)s")  # the other end is a commit without a PR
 
 
-def make_related_items(
-    env: jinja2.Environment,
-) -> Callable[[Iterable[Mapping[str, Any]], Mapping[str, str] | None], str]:
-    """The global ``related_items(relations, pr_links)`` of a report environment (its
-    ``_``, filters ``t``, ``c`` and ``label``, globals ``markup``, ``labels`` and
-    ``sentences`` all set): the items of the related PRs' list, each with its evidence, as
-    the environment writes them (Markup under autoescape). ``pr_links``: the pages of the
-    other PRs by graph node key (the site's); a PR that has one is a link to it."""
-    auto = bool(env.autoescape)
-    shown: Callable[[Any], str] = safe_escape if auto else str  # what {{ value }} writes
-    say: Any = env.globals["_"]  # its gettext
-    label = env.filters["label"]
-    text, code = env.filters["t"], env.filters["c"]
-    markup: Any = env.globals["markup"]
-    labels: Any = env.globals["labels"]
-    macro = env.globals["sentences"]["evidence"].lines  # type: ignore[index]
-    evidence = getattr(macro, "direct", None)
-    if evidence is None:
-        raise TypeError("the report's evidence macro cannot be called directly")
-    # the structure and punctuation as written, plain text joined by f-strings (Markup's
-    # own "+" escapes its other operand again)
-    li, ul, end_ul, end_li, end_one = (str(shown(getattr(markup, k)))
-                                      for k in ("li", "ul", "end_ul", "end_li", "end"))
-    li2, end = markup.li2, markup.end  # the evidence macro's arguments, as the template's
-    # an item without evidence ends its line and leaves a blank one; the template wrote its
-    # end as literal text, and an empty one let trim_blocks take the first newline too
-    no_evidence = f"{end_one}\n\n" if end_one else "\n"
-    colon, lp, lq, rq, rp = (str(shown(getattr(labels, k)))
-                             for k in ("colon", "lp", "lq", "rq", "rp"))
-    origins: Mapping[str, Any] = labels.origin
-    pr_link = markup.pr_link
+class RelatedItems(SectionWriter):
+    """The global ``related_items(relations, pr_links)`` of a report environment (also its
+    ``label`` filter and ``sentences`` set): the items of the related PRs' list, each with
+    its evidence, as the environment writes them (Markup under autoescape). ``pr_links``:
+    the pages of the other PRs by graph node key (the site's); a PR that has one is a link
+    to it."""
 
-    def commit(sha: str) -> Any:  # a commit at the other end, in the report's language
-        return say(COMMIT, sha=code(sha))
+    def __init__(self, env: jinja2.Environment) -> None:
+        super().__init__(env)
+        self.label = env.filters["label"]
+        macro = env.globals["sentences"]["evidence"].lines  # type: ignore[index]
+        evidence = getattr(macro, "direct", None)
+        if evidence is None:
+            raise TypeError("the report's evidence macro cannot be called directly")
+        self.evidence: Callable[..., str] = evidence
+        markup = self.markup
+        self.li, self.ul, self.end_ul, self.end_li = self.structure("li", "ul", "end_ul",
+                                                                    "end_li")
+        self.li2, self.end = markup.li2, markup.end  # the evidence macro's, as the template's
+        # an item without evidence ends its line and leaves a blank one
+        self.no_evidence = self.after_tag("end", "\n\n")
+        self.lp, self.lq, self.rq, self.rp = self.punctuation("lp", "lq", "rq", "rp")
+        self.origins: Mapping[str, Any] = self.labels.origin
+        self.pr_link = markup.pr_link
 
-    def sentence(type_: str, out: bool, other: Any, inferred: bool) -> Any:
+    def commit(self, sha: str) -> Any:
+        """A commit at the other end, in the report's language."""
+        return self.say(COMMIT, sha=self.code(sha))
+
+    def sentence(self, type_: str, out: bool, other: Any, inferred: bool) -> Any:
+        say = self.say
         said = SEEN_FROM.get(type_)
         if said is None:
-            s = say(ANY_TYPE[0 if out else 1], rel=label(type_, "relations"), other=other)
+            s = say(ANY_TYPE[0 if out else 1], rel=self.label(type_, "relations"), other=other)
         else:
             s = say(said[0 if out else 1], other=other)
         return say(INFERRED, relation=s) if inferred else s
 
-    @plain_call
-    def related_items(relations: Iterable[Mapping[str, Any]],
-                      pr_links: Mapping[str, str] | None) -> str:
+    def __call__(self, relations: Iterable[Mapping[str, Any]],
+                 pr_links: Mapping[str, str] | None) -> str:
+        shown, say, text, code = self.shown, self.say, self.text, self.code
+        li, ul, end_ul, end_li, colon = self.li, self.ul, self.end_ul, self.end_li, self.colon
+        lp, lq, rq, rp = self.lp, self.lq, self.rq, self.rp
         parts: list[str] = []
         add = parts.append
         for r in relations:
-            other = related_ref(r, pr_links, code, pr_link, commit)
-            said = shown(sentence(r["type"], r["direction"] == "out", other, r["inferred"]))
+            other = related_ref(r, pr_links, code, self.pr_link, self.commit)
+            said = shown(self.sentence(r["type"], r["direction"] == "out", other,
+                                       r["inferred"]))
             title = r["title"]
             titled = f"{lp}{lq}{shown(text(title))}{rq}{rp}" if title else ""
             origin = r["origin"]
             conf = shown(say(CONFIDENCE, conf=f"{r['confidence']:.2f}",
-                             origin=origins.get(origin) or text(origin)))
+                             origin=self.origins.get(origin) or text(origin)))
             items = r["evidence"]
-            add(f"{li}{said}{titled}{conf}{colon}\n{ul}\n{evidence(items, li2, end)}\n"
-                f"{end_ul}{end_li}\n" if items else f"{li}{said}{titled}{conf}{no_evidence}")
-        made = "".join(parts)
-        return as_markup(made) if auto else made
-
-    return related_items
+            add(f"{li}{said}{titled}{conf}{colon}\n{ul}\n"
+                f"{self.evidence(items, self.li2, self.end)}\n{end_ul}{end_li}\n" if items
+                else f"{li}{said}{titled}{conf}{self.no_evidence}")
+        return self.made("".join(parts))

@@ -45,7 +45,7 @@ from .key_files_items import KeyFilesItems
 from .markdown import to_html
 from .patches import related_names
 from .prfacts import PrFacts, read_pr
-from .related_items import make_related_items
+from .related_items import RelatedItems
 from .review_items import ReviewItems
 from .risks_items import RisksItems
 from .sections import (
@@ -278,8 +278,9 @@ def _report_env(lang: str, fmt: str, subject: str = "", rules: str = "") -> jinj
     # last: the macros see every global
     env.globals["sentences"] = sentence_macros(env, lang, subject_catalog(lang, subject, rules),
                                                state=True)
-    env.globals["related_items"] = make_related_items(env)  # reads the sentences' macros
-    # the section parts written in Python (render/section_writer.py), called as plain calls
+    # the section parts written in Python (render/section_writer.py), called as plain calls;
+    # the related items read the sentences' macros
+    env.globals["related_items"] = RelatedItems(env)
     env.globals["risks_items"] = RisksItems(env)
     env.globals["review_items"] = ReviewItems(env)
     env.globals["key_files_items"] = KeyFilesItems(env)

@@ -83,11 +83,8 @@ class ReviewItems(SectionWriter):
          self.end_li, self.quote, self.end_quote, self.ql) = self.structure(
             "p", "end_p", "ol", "end_ol", "ul", "end_ul", "li3", "end", "end_li", "quote",
             "end_quote", "ql")
-        # a quoted line the template ended with a tag, then its end: an empty end (in
-        # Markdown and text) let trim_blocks take the newline too
-        end_ql = self.structure("end_ql")[0]
-        self.end_ql = f"{end_ql}\n" if end_ql else ""
-        self.lsep = str(self.shown(self.labels.lsep))
+        # a quoted line the template ended with a tag, then its end
+        self.end_ql = self.after_tag("end_ql", "\n")
 
     def ngettext(self, singular: str, plural: str, n: Any) -> Any:
         """``ngettext(singular, plural, n)`` as a template calls it (a plural message: its
@@ -146,7 +143,7 @@ class ReviewItems(SectionWriter):
         shown, say, li3, end, colon = self.shown, self.say, self.li3, self.end, self.colon
         participants = tp["participants"]
         if participants:
-            people = self.lsep.join(
+            people = self.sep.join(
                 str(shown(say(PERSON, who=self.who(pp["login"]),
                               role=self.getitem(self.labels.role_of, pp["role"]))))
                 for pp in participants)

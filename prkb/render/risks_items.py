@@ -20,7 +20,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import jinja2
-from jinja2.nodes import EvalContext
 
 from .i18n import N_
 from .jinja_calls import markup_join
@@ -161,20 +160,15 @@ class RisksItems(SectionWriter):
 
     def __init__(self, env: jinja2.Environment) -> None:
         super().__init__(env)
-        shown, filters, labels = self.shown, env.filters, self.labels
+        filters = env.filters
         self.label, self.capfirst = filters["label"], filters["capfirst"]
         self.format_date = filters["format_date"]
-        self.ctx = EvalContext(env)  # Jinja's join and replace read its autoescape
         self.jinja_join, self.jinja_replace = filters["join"], filters["replace"]
-        self.codes: Any = env.globals["codes"]
         self.ul, self.end_ul, self.li, self.li2, self.end, self.end_li = self.structure(
             "ul", "end_ul", "li", "li2", "end", "end_li")
-        # a line the template ended with a tag, then its end and a blank line: an empty end
-        # (in Markdown and text) let trim_blocks take the first newline too
-        self.end_blank = f"{self.end}\n\n" if self.end else "\n"
-        self.lsep = labels.lsep
-        self.sep = str(shown(labels.lsep))
-        self.semi, self.lp, self.rp = (str(shown(getattr(labels, k))) for k in ("semi", "lp", "rp"))
+        # a line the template ended with a tag, then its end and a blank line
+        self.end_blank = self.after_tag("end", "\n\n")
+        self.semi, self.lp, self.rp = self.punctuation("semi", "lp", "rp")
 
     def join(self, items: Sequence[Any]) -> Any:
         """``items|join(labels.lsep)``."""

@@ -1,6 +1,7 @@
-"""What the report's section parts written in Python share (:mod:`.risks_items`,
-:mod:`.review_items`): the environment's wording and escaping, read once when the
-environment is made, so that each writes what its template wrote.
+"""What the report's section parts written in Python share (:mod:`.related_items`,
+:mod:`.risks_items`, :mod:`.review_items`, :mod:`.key_files_items`): the environment's
+wording and escaping, read once when the environment is made, so that each writes what its
+template wrote.
 
 A writer is a global of a report environment (``_``, filters ``t``, ``q``, ``c``, globals
 ``markup`` and ``labels`` set), called from the section's template as a plain call
@@ -16,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 import jinja2
+from jinja2.nodes import EvalContext
 
 from .jinja_calls import as_markup, safe_escape
 
@@ -32,16 +34,35 @@ class SectionWriter:
         self.say: Any = env.globals["_"]
         filters = env.filters
         self.code, self.text, self.quoted = filters["c"], filters["t"], filters["q"]
+        self.codes: Any = env.globals["codes"]  # several values as code, with a separator
         self.getitem = env.getitem
+        # what a template hands the filters and macros that take it (join, replace, a
+        # macro's __call__): its autoescape
+        self.ctx = EvalContext(env)
         self.markup: Any = env.globals["markup"]
         labels: Any = env.globals["labels"]
         self.labels = labels
         self.colon = str(self.shown(labels.colon))
+        # the list separator as the filters and ``codes`` take it, and as a template wrote it
+        self.lsep = labels.lsep
+        self.sep = str(self.shown(labels.lsep))
 
     def structure(self, *names: str) -> list[str]:
         """The formatter's structure strings (``li``, ``end_ul``...) as the template wrote
         them."""
         return [str(self.shown(getattr(self.markup, name))) for name in names]
+
+    def punctuation(self, *names: str) -> list[str]:
+        """The language's punctuation labels (``lp``, ``rq``...) as the template wrote them."""
+        return [str(self.shown(getattr(self.labels, name))) for name in names]
+
+    def after_tag(self, name: str, rest: str) -> str:
+        """The structure string ``name`` and the text ``rest`` (starting with a newline) a
+        template wrote after a block tag (``{% endif %}{{ markup.end }}``+newline...): when
+        the formatter's string is empty (Markdown and text), ``trim_blocks`` took that first
+        newline too."""
+        written = self.structure(name)[0]
+        return f"{written}{rest}" if written else rest[1:]
 
     def made(self, text: str) -> str:
         """What the writer returns: Markup under autoescape (written as it is), else text."""
