@@ -638,6 +638,7 @@ def _env(lang: str, html: bool = False) -> Any:
     """The digest's Jinja2 environment for ``lang`` (shared i18n setup, Babel catalogs),
     built once: its filters depend only on the language. ``html``: every template escapes
     (the section's one template is rendered both ways)."""
+    from ..render.evidence_items import evidence_writer
     from ..render.formats import FORMATTERS, filters_of
     from ..render.i18n import (
         constant_messages,
@@ -667,7 +668,8 @@ def _env(lang: str, html: bool = False) -> Any:
     env.globals["codes"] = report_fmt.codes
     env.globals["labels"] = env.get_template("report/_labels.j2").make_module()
     # last: the macros see every global
-    env.globals["sentences"] = sentence_macros(env, lang, subject_catalog(lang), state=True)
+    env.globals["sentences"] = sentence_macros(env, lang, subject_catalog(lang), state=True,
+                                               evidence=evidence_writer(env))
     return env
 
 

@@ -80,15 +80,18 @@ def _reads_of(source: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return messages, names
 
 
-def cached_module(module: Any, key: tuple[Any, ...]) -> Any:
+def cached_module(module: Any, key: tuple[Any, ...],
+                  writer: Callable[[Any, Any, Any], str] | None = None) -> Any:
     """A copy of the evidence template's module whose ``lines`` keeps what it made, by the
     evidence's stored text, in the table of wording ``key``. ``lines`` stays the macro
     (:class:`~.jinja_calls.FastMacro`): a template calls it as before, and a call that is
-    not the plain positional one goes through Jinja as before, uncached."""
+    not the plain positional one goes through Jinja as before, uncached. ``writer``: what
+    words the evidence in the macro's place (``render.evidence_items.EvidenceItems``, the
+    same text); None: the macro's own function."""
     lines = getattr(module, "lines", None)
     if type(lines) is not FastMacro or lines.direct is None:
         return module
-    made = lines.direct
+    made = writer or lines.direct
     table = _TABLES.setdefault(key, {})
 
     def direct(items: Any, li: Any = "", end: Any = "") -> str:

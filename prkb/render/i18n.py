@@ -422,7 +422,7 @@ STATE_SENTENCES = "report/_state.j2"
 
 def sentence_macros(
     env: jinja2.Environment, lang: str | None = None, catalog: SubjectCatalog | None = None,
-    *, state: bool = False,
+    *, state: bool = False, evidence: Callable[[Any, Any, Any], str] | None = None,
 ) -> dict[str, Any]:
     """The global ``sentences`` of ``env``: the module of each template of :data:`SENTENCES`
     (``sentences.relations.between``, ``sentences.evidence.lines``...), made once.
@@ -432,8 +432,10 @@ def sentence_macros(
     template's globals with the module's, ~40 µs each). Call it when the environment's
     globals and filters are all set: a module keeps the ones it was made with. With the
     environment's language and catalog, a relation's evidence is worded once per build for
-    every environment that words it alike (:mod:`.evidence_lines`). ``state``: with
-    ``sentences.state.state_side`` (:data:`STATE_SENTENCES`)."""
+    every environment that words it alike (:mod:`.evidence_lines`), by ``evidence`` when
+    given (``render.evidence_items.EvidenceItems``: the macro's text, in about half its
+    time), else by the macro. ``state``: with ``sentences.state.state_side``
+    (:data:`STATE_SENTENCES`)."""
     modules = {name: env.get_template(path).module for name, path in SENTENCES.items()}
     if state:
         modules["state"] = env.get_template(STATE_SENTENCES).module
@@ -441,7 +443,7 @@ def sentence_macros(
         from . import evidence_lines
 
         modules["evidence"] = evidence_lines.cached_module(
-            modules["evidence"], evidence_lines.wording(env, lang, catalog.gettext))
+            modules["evidence"], evidence_lines.wording(env, lang, catalog.gettext), evidence)
     return modules
 
 

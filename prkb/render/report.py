@@ -27,6 +27,7 @@ import jinja2
 from ..errors import InputError
 from ..profile import Profile, load_profile
 from ..store import Store
+from .evidence_items import evidence_writer
 from .formats import FORMATTERS, FormatConstants, drop_marks, filters_of
 from .i18n import (
     LANGS,
@@ -277,7 +278,7 @@ def _report_env(lang: str, fmt: str, subject: str = "", rules: str = "") -> jinj
     env.globals["labels"] = env.get_template("report/_labels.j2").make_module()
     # last: the macros see every global
     env.globals["sentences"] = sentence_macros(env, lang, subject_catalog(lang, subject, rules),
-                                               state=True)
+                                               state=True, evidence=evidence_writer(env))
     # the section parts written in Python (render/section_writer.py), called as plain calls;
     # the related items read the sentences' macros
     env.globals["related_items"] = RelatedItems(env)
