@@ -46,7 +46,6 @@ from .jinja_calls import (
     FastTemplate,
     LinkMarkup,
     PlainCallContext,
-    as_markup,
     plain_call,
     safe_escape,
 )
@@ -57,6 +56,7 @@ LOCALES = {"zh": "zh_CN", "en": "en"}
 DOMAIN = "prkb"
 _UNKNOWN = {"zh": "未知", "en": "unknown"}
 # a text whose every "%" conversion is "%(name)s" or "%%"
+_new_str = str.__new__  # Markup of a plain string without the checks of Markup.__new__
 _STRING_CONVERSIONS = re.compile(r"(?:[^%]|%%|%\([^()]*\)s)*", re.S)
 
 
@@ -512,8 +512,12 @@ def escaping_gettext(lang: str, subject: str = "", rules: str = "") -> Callable[
             if strings is None:
                 return text % variables
             # what Markup's "%" makes of "%(name)s": the text of escape(value), without
-            # its wrapper object per value
-            return as_markup(strings % {k: safe_escape(v) for k, v in variables.items()})
+            # its wrapper object per value; the call's own dict of variables escaped in
+            # place (a Markup, most values, as it is), no new one
+            for k, v in variables.items():
+                if type(v) is not Markup:
+                    variables[k] = safe_escape(v)
+            return _new_str(Markup, strings % variables)
         return constant(msgid)
 
     return gettext
