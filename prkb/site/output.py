@@ -35,14 +35,14 @@ ASSETS = "assets"  # the folder of the static assets in the site
 _RMTREE = "import shutil, sys; shutil.rmtree(sys.argv[1], ignore_errors=True)"
 
 
-def write_new(path: Path, body: bytes) -> None:
+def write_new(path: str | Path, body: bytes) -> None:
     """Write a new file; never into an existing one (it may be a hard link to a page of the
     previous site, which must stay as it was until the swap)."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(path, flags, 0o666)
     except FileExistsError:
-        path.unlink()
+        os.unlink(path)
         fd = os.open(path, flags, 0o666)
     try:  # one write call (no file object): a page is written whole
         view = memoryview(body)

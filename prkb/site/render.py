@@ -153,6 +153,7 @@ def _render_some(job: RenderJob, indexes: list[int]) -> list[tuple[int, Rendered
     tens of microseconds, less than handing it to a writer thread costs in CPU (and the
     workers already keep every core busy)."""
     out: list[tuple[int, Rendered]] = []
+    tmp = f"{job.tmp}{os.sep}"  # a page's file is this and its path (no Path per page)
     # one read transaction for the run: each page's reads would otherwise take and drop the
     # database's locks (several system calls a query), and they read one state of it
     with job.store.read_snapshot():
@@ -161,7 +162,7 @@ def _render_some(job: RenderJob, indexes: list[int]) -> list[tuple[int, Rendered
         for i in indexes:
             page = job.pages[i]
             body = render_page(job, page)
-            write_new(job.tmp / page.path, body)
+            write_new(tmp + page.path, body)
             links = job.links.links(page.path, body) if page.kind == "html" else []
             out.append((i, (links, searchable_hash(body) if page.search and job.search
                                 else "")))
