@@ -1,7 +1,7 @@
 """A relation's evidence worded in Python (prkb/render/evidence_items.py) says what the
 template's macro (templates/report/_evidence.j2 ``lines``) says, byte for byte, in every
-environment that uses it: the report's three formats and the escaping digest, both
-languages, a report about a commit, with the item markup each caller passes."""
+environment that uses it: the report's three formats and the digest's two, both languages,
+a report about a commit, with the item markup each caller passes."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from prkb import evidence
 from prkb.publish import digest
 from prkb.render import report
 from prkb.render.evidence_items import EvidenceItems, evidence_writer, writes_evidence
+from prkb.render.i18n import jinja_env
 
 HOSTILE = '<script>alert("x")</script> & `code` **b** [a](javascript:x) %(pr)s 100%'
 
@@ -91,6 +92,7 @@ def _envs() -> list[tuple[str, jinja2.Environment]]:
                 out.append((f"report-{lang}-{fmt}-{subject}",
                             report._report_env(lang, fmt, subject, "")))
         out.append((f"digest-{lang}-html", digest._env(lang, html=True)))
+        out.append((f"digest-{lang}-text", digest._env(lang)))
     return out
 
 
@@ -119,8 +121,9 @@ def test_evidence_is_what_the_macro_wrote(bundled: Any, name: str,
 
 
 def test_used_by_the_environments_that_can(bundled: Any) -> None:
-    """The report's and the escaping digest's evidence is the Python writer's (through the
-    build's cache); the text digest's, whose gettext needs a template context, the macro's."""
+    """The report's and the digest's evidence is the Python writer's (through the build's
+    cache); an environment whose gettext needs a template context (the i18n extension's)
+    keeps the macro."""
     for _, env in _envs():
         lines = env.globals["sentences"]["evidence"].lines  # type: ignore[index]
         items = evidence.loads(evidence.make({"kind": "revert-title", "pr": "#1"}))
@@ -128,9 +131,9 @@ def test_used_by_the_environments_that_can(bundled: Any) -> None:
         # the cached call words through the writer, not the macro's function
         made = [c.cell_contents for c in lines.direct.__closure__ or ()]
         assert any(isinstance(x, EvidenceItems) for x in made), made
-    text_env = digest._env("en")
-    assert not writes_evidence(text_env)
-    assert evidence_writer(text_env) is None
+    plain = jinja_env("en")  # the i18n extension's gettext
+    assert not writes_evidence(plain)
+    assert evidence_writer(plain) is None
 
 
 def test_a_missing_field_is_an_error_as_in_the_macro() -> None:

@@ -645,9 +645,12 @@ def _env(lang: str, html: bool = False) -> Any:
         escaping_gettext,
         fast_lookups,
         jinja_env,
+        language_cache,
         sentence_macros,
         subject_catalog,
+        text_gettext,
     )
+    from .digest_relations import RelationItems
 
     env = jinja_env(lang, autoescape=True if html else None)
     if html:
@@ -655,14 +658,19 @@ def _env(lang: str, html: bool = False) -> Any:
         # messages without variables compiled in as text
         env.globals["gettext"] = env.globals["_"] = escaping_gettext(lang)
         constant_messages(env, "escaped", lang)
+    else:
+        # the same as a plain call (what the Python writers below call); compiled templates
+        # call it directly, so they are kept apart from other environments'
+        env.globals["gettext"] = env.globals["_"] = text_gettext(lang)
+        env.bytecode_cache = language_cache("digest-text", lang)
     fast_lookups(env)
     formatter = DigestHtml() if html else DigestText()
     env.globals["markup"] = formatter
     for name in ("open_section", "pr_ref", "date", "code", "tags"):
         plain_call(getattr(formatter, name))
     env.filters["plain"] = plain
-    # the sentences the digest shares with the report (report/_changes.j2, _relations.j2,
-    # _evidence.j2) take their markup from the report's formatter of the same kind
+    # the sentences the digest shares with the report (report/_changes.j2, _evidence.j2)
+    # take their markup from the report's formatter of the same kind
     report_fmt = FORMATTERS["html" if html else "txt"]
     env.filters.update({k: v for k, v in filters_of(report_fmt).items() if k in ("c", "q")})
     env.globals["codes"] = report_fmt.codes
@@ -670,6 +678,7 @@ def _env(lang: str, html: bool = False) -> Any:
     # last: the macros see every global
     env.globals["sentences"] = sentence_macros(env, lang, subject_catalog(lang), state=True,
                                                evidence=evidence_writer(env))
+    env.globals["relation_items"] = RelationItems(env)  # reads the evidence lines
     return env
 
 

@@ -5,10 +5,10 @@ build words about 28,000 of them at 10,000 PRs (once per text, language and word
 :mod:`.evidence_lines`), which cost a twentieth of its rendering in the template's macro.
 :class:`EvidenceItems` writes the same text from the same catalog messages (marked here with
 ``N_``), through the environment's own ``_``, filters (``c``, ``q``, ``label``, Jinja's
-``join``), ``codes`` and labels, as the macro did. The macro stays the oracle
-(``tests/test_evidence_items.py``) and what an environment without a plain ``_`` says (the
-digest's text environment: its ``_`` is the i18n extension's, which needs a template
-context).
+``join``), ``codes`` and labels, as the macro did: in the report's environments and the
+digest's, whose ``_`` is a plain call. The macro stays the oracle
+(``tests/test_evidence_items.py``) and what an environment whose ``_`` is the i18n
+extension's (it needs a template context) says.
 
 A field the macro read as ``it.name`` must be there (the environments' undefined is strict:
 the macro raised), here too (a ``KeyError``); one it read with ``it.get`` may be missing.
@@ -22,6 +22,7 @@ from typing import Any
 import jinja2
 from jinja2.nodes import EvalContext
 
+from .evidence_lines import EVIDENCE
 from .i18n import N_
 from .jinja_calls import as_markup, safe_escape
 
@@ -101,7 +102,8 @@ class EvidenceItems:
     text the macro's function returned (its caller makes it Markup under autoescape)."""
 
     def __init__(self, env: jinja2.Environment) -> None:
-        self.auto = bool(env.autoescape)
+        auto = env.autoescape  # the macro's template's, as Jinja decides it (by its name)
+        self.auto = bool(auto(EVIDENCE) if callable(auto) else auto)
         self.shown: Callable[[Any], str] = safe_escape if self.auto else str  # {{ value }}
         self.say: Any = env.globals["_"]
         filters = env.filters

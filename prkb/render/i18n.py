@@ -413,8 +413,7 @@ def _zh_newstyle_gettext(catalog: Translations) -> Callable[..., str]:
 # --- the sentences several templates say ---------------------------------------------------
 
 # the report, the digest and the site's PR page say these sentences with the same macros
-SENTENCES = {"changes": "report/_changes.j2", "relations": "report/_relations.j2",
-             "evidence": "report/_evidence.j2"}
+SENTENCES = {"changes": "report/_changes.j2", "evidence": "report/_evidence.j2"}
 # a side of a change of the effective state: the report's and the digest's environments only
 # (its macro needs their filter c and globals codes and labels)
 STATE_SENTENCES = "report/_state.j2"
@@ -425,7 +424,7 @@ def sentence_macros(
     *, state: bool = False, evidence: Callable[[Any, Any, Any], str] | None = None,
 ) -> dict[str, Any]:
     """The global ``sentences`` of ``env``: the module of each template of :data:`SENTENCES`
-    (``sentences.relations.between``, ``sentences.evidence.lines``...), made once.
+    (``sentences.changes.change``, ``sentences.evidence.lines``...), made once.
 
     The very module a ``{% from %}`` import in a template gets (``Template.module``), without
     the import's cost on every render (a template lookup and a comparison of the importing
@@ -519,6 +518,26 @@ def escaping_gettext(lang: str, subject: str = "", rules: str = "") -> Callable[
                     variables[k] = safe_escape(v)
             return _new_str(Markup, strings % variables)
         return constant(msgid)
+
+    return gettext
+
+
+def text_gettext(lang: str, subject: str = "", rules: str = "") -> Callable[..., str]:
+    """The newstyle ``gettext`` of an environment that does not escape (what the i18n
+    extension's does there: the catalog text with ``%`` applied, Chinese spaced by
+    :func:`cjk_spaced`), with each message looked up once, for
+    :class:`~.jinja_calls.PlainCallContext` (a plain call); ``subject`` and ``rules`` as for
+    :func:`escaping_gettext`. An environment that sets it compiles its templates with direct
+    calls of it (:class:`~.jinja_calls.DirectCodeGenerator`): keep them in a bytecode cache
+    of their own (:func:`language_cache`)."""
+    catalog = subject_catalog(lang, subject, rules)
+    lookup = lru_cache(maxsize=4096)(catalog.gettext)
+    zh = lang == "zh"
+
+    @plain_call
+    def gettext(msgid: str, **variables: Any) -> str:
+        text = str(lookup(msgid))
+        return text % (cjk_spaced(text, variables) if zh else variables)
 
     return gettext
 

@@ -32,7 +32,6 @@ from .formats import FORMATTERS, FormatConstants, drop_marks, filters_of
 from .i18n import (
     LANGS,
     ConstantMessages,
-    cjk_spaced,
     escaping_gettext,
     html_env,
     jinja_env,
@@ -40,8 +39,8 @@ from .i18n import (
     rules_key,
     sentence_macros,
     subject_catalog,
+    text_gettext,
 )
-from .jinja_calls import plain_call
 from .key_files_items import KeyFilesItems
 from .markdown import to_html
 from .patches import related_names
@@ -248,17 +247,7 @@ def _report_env(lang: str, fmt: str, subject: str = "", rules: str = "") -> jinj
             env.globals["gettext"] = env.globals["_"] = escaping_gettext(lang, subject, rules)
     else:
         env = jinja_env(lang, autoescape=False)
-        catalog = subject_catalog(lang, subject, rules)
-        lookup = lru_cache(maxsize=4096)(catalog.gettext)
-        zh = lang == "zh"
-
-        @plain_call
-        def gettext(msgid: str, **variables: Any) -> str:
-            # what the i18n extension's newstyle gettext does without autoescape, cached
-            text = str(lookup(msgid))
-            return text % (cjk_spaced(text, variables) if zh else variables)
-
-        env.globals["gettext"] = env.globals["_"] = gettext
+        env.globals["gettext"] = env.globals["_"] = text_gettext(lang, subject, rules)
         # its messages without variables compiled in as text (the bytecode cache that keeps
         # them apart per language is set below, for every format)
         env.add_extension(ConstantMessages)
