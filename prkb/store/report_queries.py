@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from .database import StoreBase
-from .rows import in_chunks, row_dict
+from .rows import dict_rows, in_chunks, row_dict
 
 
 class ReportQueries(StoreBase):
@@ -64,14 +64,14 @@ class ReportQueries(StoreBase):
         with ``id, repo, ref, number, title, state, url, author, created_at, merged_at,
         closed_at, source``."""
         # "+repo": the date indexes (migration 0004) serve the ORs, not the (repo, ref) index
-        rows = self.conn.execute(
+        return dict_rows(
+            self.conn,
             "SELECT id, repo, ref, number, title, state, url, author, created_at, merged_at, "
             "closed_at, source FROM prs WHERE +repo=? AND ("
             "(created_at >= ? AND created_at < ?) OR (merged_at >= ? AND merged_at < ?) OR "
             "(closed_at >= ? AND closed_at < ?))",
             (repo, lo, hi, lo, hi, lo, hi),
         )
-        return [row_dict(r) for r in rows]
 
     def pr_stamps(self, repo: str) -> list[dict[str, Any]]:
         """Every PR of ``repo`` with what dates it in a digest: dicts with ``state,
@@ -90,12 +90,12 @@ class ReportQueries(StoreBase):
         for chunk, marks in in_chunks(nums):
             # "+repo": the number index, not a walk of the repository's every row through
             # the (repo, ref) index (the planner's choice without it, 30x slower at 3000 PRs)
-            rows = self.conn.execute(
+            for r in dict_rows(
+                self.conn,
                 "SELECT number, state, created_at, merged_at, closed_at, source FROM prs "
                 f"WHERE +repo=? AND number IN ({marks})", (repo, *chunk),
-            )
-            for r in rows:
-                out[int(r[0])] = row_dict(r)
+            ):
+                out[int(r["number"])] = r
         return out
 
     def _by_pr(self, sql: str, pr_ids: Iterable[int], key: str = "pr_id",
@@ -164,12 +164,12 @@ class ReportQueries(StoreBase):
         if not keys:
             return []
         marks = ",".join("?" for _ in keys)
-        rows = self.conn.execute(
+        return dict_rows(
+            self.conn,
             f"SELECT source, target, type, evidence, confidence, origin FROM relations "
             f"WHERE source IN ({marks}) OR target IN ({marks}) ORDER BY source, type, target",
             (*keys, *keys),
         )
-        return [row_dict(r) for r in rows]
 
     # --- the digest's delivery ledger ---------------------------------------------------
 
