@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 from markupsafe import Markup, escape
+from section_oracle import GOLDEN
 
 from prkb import evidence
 from prkb.graph.relations import RELATION_TYPES
 from prkb.publish import digest
 from prkb.publish.digest import RelationItem
-from section_oracle import GOLDEN
 
 OLD = (GOLDEN / "digest_relations_before.j2").read_text()
 HOSTILE = '<script>alert("x")</script> & %(source)s 100%'

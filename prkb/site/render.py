@@ -14,6 +14,7 @@ import gc
 import json
 import multiprocessing
 import os
+import signal
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -171,6 +172,10 @@ def _render_some(job: RenderJob, indexes: list[int]) -> list[tuple[int, Rendered
 
 def _worker_init(job: RenderJob, stop: EventType) -> None:
     global _WORKER_JOB, _WORKER_STOP
+    # Ctrl-C is the parent's to handle: it leaves the pool, which ends the workers (each
+    # worker raising KeyboardInterrupt of its own printed a stray "Process ForkPoolWorker-N:"
+    # as the build was left)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     # a fresh connection: a SQLite connection must not cross a fork (the template
     # environments warmed up before the fork are plain Python objects: they are kept)
     job.store.reconnect()
