@@ -84,7 +84,7 @@ STALE_LEFT = N_("%(by)s left %(cls)s in %(file)s on %(attr)s, a spelling the cod
 
 def writes_evidence(env: jinja2.Environment) -> bool:
     """Whether :class:`EvidenceItems` can word the evidence of ``env``: its ``_`` is a plain
-    call (the report's and the escaping digest's), and it has what the macro reads."""
+    call (the report's and the digest's), and it has what the macro reads."""
     return (getattr(env.globals.get("_"), "_plain_call", False)
             and all(k in env.filters for k in ("c", "q", "label", "join"))
             and all(k in env.globals for k in ("codes", "labels")))

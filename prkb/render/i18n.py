@@ -55,8 +55,8 @@ LANGS = ("zh", "en")
 LOCALES = {"zh": "zh_CN", "en": "en"}
 DOMAIN = "prkb"
 _UNKNOWN = {"zh": "未知", "en": "unknown"}
-# a text whose every "%" conversion is "%(name)s" or "%%"
 _new_str = str.__new__  # Markup of a plain string without the checks of Markup.__new__
+# a text whose every "%" conversion is "%(name)s" or "%%"
 _STRING_CONVERSIONS = re.compile(r"(?:[^%]|%%|%\([^()]*\)s)*", re.S)
 
 
