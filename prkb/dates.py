@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, date, datetime
+from functools import lru_cache
 
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
@@ -24,6 +25,7 @@ def _iso(text: str) -> datetime:
     return datetime.fromisoformat(s)
 
 
+@lru_cache(maxsize=65536)  # a pure function of the text; a datetime is immutable
 def parse_time(text: str | None) -> datetime | None:
     """An ISO date or time as an aware UTC datetime (a bare day is its midnight UTC).
 
