@@ -672,7 +672,7 @@ def _env(lang: str, html: bool = False) -> Any:
     # the sentences the digest shares with the report (report/_changes.j2, _evidence.j2)
     # take their markup from the report's formatter of the same kind
     report_fmt = FORMATTERS["html" if html else "txt"]
-    env.filters.update({k: v for k, v in filters_of(report_fmt).items() if k in ("c", "q")})
+    env.filters.update({k: v for k, v in filters_of(report_fmt).items() if k in ("c", "q", "t")})
     env.globals["codes"] = report_fmt.codes
     env.globals["labels"] = env.get_template("report/_labels.j2").make_module()
     # last: the macros see every global

@@ -18,8 +18,8 @@ from typing import Any
 import jinja2
 
 from ..render.i18n import N_
-from ..render.jinja_calls import as_markup, safe_escape
 from ..render.related_items import INFERRED
+from ..render.section_writer import SectionWriter
 
 SECTION = "digest/section.j2"
 
@@ -41,30 +41,21 @@ BETWEEN: dict[str, str] = {
 ANY_TYPE = N_("%(source)s %(rel)s %(target)s")
 
 
-class RelationItems:
+class RelationItems(SectionWriter):
     """The global ``relation_items(relations, node)`` of a digest environment: the items of
     its "new relations" list, each with its evidence, as the environment writes them
     (Markup under autoescape). ``relations``: the digest's ``RelationItem``s; ``node``: how
     the digest names a graph node (a link or text, made for this output)."""
 
-    _plain_call = True  # called from the template directly (jinja_calls.PlainCallContext)
+    TEMPLATE = SECTION  # the section's autoescape
 
     def __init__(self, env: jinja2.Environment) -> None:
-        auto = env.autoescape  # the section's, as Jinja decides it (by its name)
-        self.auto = bool(auto(SECTION) if callable(auto) else auto)
-        self.shown: Callable[[Any], str] = safe_escape if self.auto else str  # {{ value }}
-        self.say: Any = env.globals["_"]
-        self.label = env.filters["label"]
-        markup: Any = env.globals["markup"]
-        labels: Any = env.globals["labels"]
-        shown = self.shown
-        self.li, self.ul, self.end_ul, self.end_li = (
-            str(shown(getattr(markup, n))) for n in ("li", "ul", "end_ul", "end_li"))
-        self.colon = str(shown(labels.colon))
+        super().__init__(env)
+        self.li, self.ul, self.end_ul, self.end_li = self.structure("li", "ul", "end_ul",
+                                                                    "end_li")
         # the evidence lines as the template called them: the items' markup as it is
-        self.li2, self.item_end = markup.li2, markup.end_li
-        self.evidence: Callable[..., str] = (
-            env.globals["sentences"]["evidence"].lines.direct)  # type: ignore[index]
+        self.li2, self.item_end = self.markup.li2, self.markup.end_li
+        self.evidence = self.evidence_lines(env)
 
     def sentence(self, type_: str, source: Any, target: Any, inferred: bool) -> Any:
         """The relation as one sentence naming both ends (already made for the output)."""
@@ -86,5 +77,4 @@ class RelationItems:
                 add(f"{li}{said}{self.colon}{self.ul}\n{lines}{self.end_ul}{end_li}\n")
             else:
                 add(f"{li}{said}{end_li}\n")
-        text = "".join(parts)
-        return as_markup(text) if self.auto else text
+        return self.made("".join(parts))

@@ -16,15 +16,14 @@ the macro raised), here too (a ``KeyError``); one it read with ``it.get`` may be
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import jinja2
-from jinja2.nodes import EvalContext
 
 from .evidence_lines import EVIDENCE
 from .i18n import N_
-from .jinja_calls import as_markup, safe_escape
+from .section_writer import SectionWriter
 
 QUOTE = {
     "title": N_("Title of %(pr)s: %(text)s"),
@@ -84,10 +83,10 @@ STALE_LEFT = N_("%(by)s left %(cls)s in %(file)s on %(attr)s, a spelling the cod
 
 def writes_evidence(env: jinja2.Environment) -> bool:
     """Whether :class:`EvidenceItems` can word the evidence of ``env``: its ``_`` is a plain
-    call (the report's and the digest's), and it has what the macro reads."""
+    call (the report's and the digest's), and it has what a section writer reads."""
     return (getattr(env.globals.get("_"), "_plain_call", False)
-            and all(k in env.filters for k in ("c", "q", "label", "join"))
-            and all(k in env.globals for k in ("codes", "labels")))
+            and all(k in env.filters for k in ("c", "t", "q", "label", "join"))
+            and all(k in env.globals for k in ("codes", "labels", "markup")))
 
 
 def evidence_writer(env: jinja2.Environment) -> EvidenceItems | None:
@@ -96,31 +95,23 @@ def evidence_writer(env: jinja2.Environment) -> EvidenceItems | None:
     return EvidenceItems(env) if writes_evidence(env) else None
 
 
-class EvidenceItems:
+class EvidenceItems(SectionWriter):
     """``lines(items, li, end)`` of ``report/_evidence.j2`` for one environment: each sentence
     of the evidence as one list item, ``li`` before it, ``end`` and a newline after it; the
     text the macro's function returned (its caller makes it Markup under autoescape)."""
 
+    TEMPLATE = EVIDENCE  # the macro's template: its autoescape
+
     def __init__(self, env: jinja2.Environment) -> None:
-        auto = env.autoescape  # the macro's template's, as Jinja decides it (by its name)
-        self.auto = bool(auto(EVIDENCE) if callable(auto) else auto)
-        self.shown: Callable[[Any], str] = safe_escape if self.auto else str  # {{ value }}
-        self.say: Any = env.globals["_"]
-        filters = env.filters
-        self.code, self.quoted, self.label = filters["c"], filters["q"], filters["label"]
-        self.join_filter = filters["join"]
-        self.codes: Any = env.globals["codes"]
-        self.ctx = EvalContext(env)  # what a template hands Jinja's join: its autoescape
-        labels: Any = env.globals["labels"]
-        self.lsep = labels.lsep
+        super().__init__(env)
+        self.join_filter = env.filters["join"]
         # the quotation marks as ``labels.lq ~ x ~ labels.rq`` joined them: escaped under
         # autoescape (the quoted text is markup), as they are otherwise
-        self.lq, self.rq = (str(self.shown(labels.lq)), str(self.shown(labels.rq)))
+        self.lq, self.rq = self.punctuation("lq", "rq")
 
     def _quote(self, text: Any) -> Any:
         """``labels.lq ~ (text|q) ~ labels.rq`` as the template made it."""
-        joined = f"{self.lq}{self.quoted(text)}{self.rq}"
-        return as_markup(joined) if self.auto else joined
+        return self.made(f"{self.lq}{self.quoted(text)}{self.rq}")
 
     def sentences(self, it: Mapping[str, Any]) -> list[Any]:
         """What the macro said of one item, a sentence each."""

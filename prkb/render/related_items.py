@@ -13,7 +13,7 @@ the report's ``report/_evidence.j2``, worded once per build (:mod:`.evidence_lin
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import jinja2
@@ -58,12 +58,7 @@ class RelatedItems(SectionWriter):
 
     def __init__(self, env: jinja2.Environment) -> None:
         super().__init__(env)
-        self.label = env.filters["label"]
-        macro = env.globals["sentences"]["evidence"].lines  # type: ignore[index]
-        evidence = getattr(macro, "direct", None)
-        if evidence is None:
-            raise TypeError("the report's evidence macro cannot be called directly")
-        self.evidence: Callable[..., str] = evidence
+        self.evidence = self.evidence_lines(env)
         markup = self.markup
         self.li, self.ul, self.end_ul, self.end_li = self.structure("li", "ul", "end_ul",
                                                                     "end_li")

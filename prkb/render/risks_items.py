@@ -161,7 +161,7 @@ class RisksItems(SectionWriter):
     def __init__(self, env: jinja2.Environment) -> None:
         super().__init__(env)
         filters = env.filters
-        self.label, self.capfirst = filters["label"], filters["capfirst"]
+        self.capfirst = filters["capfirst"]
         self.format_date = filters["format_date"]
         self.jinja_join, self.jinja_replace = filters["join"], filters["replace"]
         self.ul, self.end_ul, self.li, self.li2, self.end, self.end_li = self.structure(

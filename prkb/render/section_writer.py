@@ -27,18 +27,23 @@ class SectionWriter:
     (``markup``) and label tables (``labels``), for a section part written in Python."""
 
     _plain_call = True  # called from templates directly (jinja_calls.PlainCallContext)
+    # the template whose text the writer writes: its autoescape, where the environment
+    # decides it by the template's name (the digest's text environment)
+    TEMPLATE: str | None = None
 
     def __init__(self, env: jinja2.Environment) -> None:
-        self.auto = bool(env.autoescape)
+        auto = env.autoescape
+        self.auto = bool(auto(self.TEMPLATE) if callable(auto) else auto)
         self.shown: Callable[[Any], str] = safe_escape if self.auto else str  # {{ value }}
         self.say: Any = env.globals["_"]
         filters = env.filters
         self.code, self.text, self.quoted = filters["c"], filters["t"], filters["q"]
+        self.label = filters["label"]  # a code's glossary label: label(code, section)
         self.codes: Any = env.globals["codes"]  # several values as code, with a separator
         self.getitem = env.getitem
         # what a template hands the filters and macros that take it (join, replace, a
         # macro's __call__): its autoescape
-        self.ctx = EvalContext(env)
+        self.ctx = EvalContext(env, self.TEMPLATE)
         self.markup: Any = env.globals["markup"]
         labels: Any = env.globals["labels"]
         self.labels = labels
@@ -46,6 +51,16 @@ class SectionWriter:
         # the list separator as the filters and ``codes`` take it, and as a template wrote it
         self.lsep = labels.lsep
         self.sep = str(self.shown(labels.lsep))
+
+    @staticmethod
+    def evidence_lines(env: jinja2.Environment) -> Callable[..., str]:
+        """The environment's evidence lines (``sentences.evidence.lines``, worded once per
+        build: ``render.evidence_lines``) as a plain call: ``(items, li, end)`` -> text."""
+        macro = env.globals["sentences"]["evidence"].lines  # type: ignore[index]
+        direct: Callable[..., str] | None = getattr(macro, "direct", None)
+        if direct is None:
+            raise TypeError("the evidence macro cannot be called directly")
+        return direct
 
     def structure(self, *names: str) -> list[str]:
         """The formatter's structure strings (``li``, ``end_ul``...) as the template wrote
