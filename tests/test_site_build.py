@@ -81,6 +81,21 @@ def test_every_internal_link_resolves(built: tuple[Path, Any]) -> None:
     assert checked > 100
 
 
+def test_the_link_scan_sees_every_link_of_every_page(built: tuple[Path, Any]) -> None:
+    """The scan reads lower-case markup of linking tags only: on a built site (hostile PR
+    text included) it finds what a scan of any tag in any case finds."""
+    from test_site_links import any_tag_links
+
+    site, _ = built
+    pages = 0
+    for page in html_pages(site):
+        rel = page.relative_to(site).as_posix()
+        body = page.read_bytes()
+        assert site_links.internal_links(rel, body) == any_tag_links(rel, body), rel
+        pages += 1
+    assert pages > 30
+
+
 def test_pages_are_safe_against_hostile_pr_text(built: tuple[Path, Any]) -> None:
     site, _ = built
     for page in html_pages(site):

@@ -10,7 +10,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from prkb.site import links as site_links
 from prkb.site.render import escaping_env
 
 HOSTILE = st.one_of(
@@ -51,17 +50,6 @@ def test_site_helpers_escape_every_value(
     # what the reader sees of a value is the value
     assert html.unescape(re.sub(r"<[^>]*>", "", str(outs[2]))) == label
     assert html.unescape(str(g["state_name"](state))) in (state, g["state_name"](state))
-
-
-def test_internal_links_see_both_quote_styles_and_only_tags() -> None:
-    html = ("<p>href=\"../no.html\" src='../no2.html'</p>"
-            "<a title=\"x\" href='../single.html'>s</a><IMG SRC = \"../img.png\">"
-            '<a href="&#46;&#46;/ent.html">e</a><a href="../q.html?x=1#y">q</a>'
-            '<a href="../../../../up.html">u</a><a href="sub/">d</a>')
-    assert site_links.internal_links("en/pr/1.html", html) == [
-        "../../up.html", "en/ent.html", "en/img.png", "en/pr/sub/index.html", "en/q.html",
-        "en/single.html",
-    ]
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
