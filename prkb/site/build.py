@@ -36,6 +36,8 @@ from ..render import evidence_lines
 from ..store import Store, canonical_json
 from . import links as site_links
 from . import state as site_state
+from .early import EarlyPages
+from .early import start as start_early
 from .feed import sitemap
 from .fragments import FragmentCache
 from .gather import SiteData
@@ -167,6 +169,8 @@ class Build:
     data: SiteData = field(default_factory=SiteData)
     patch: bool = True  # try a plan from a partial read (prkb.site.partial)
     patched: Plan | None = None  # that plan, when it applied
+    # a cold build's PR pages rendered by a child while this process plans (site/early.py)
+    early: EarlyPages | None = None
     # plan
     plan: Plan = field(default_factory=Plan)
     new: State = field(default_factory=State)  # the manifest this build writes
@@ -211,6 +215,10 @@ def gather(b: Build) -> None:
             b.tree.start_prelink()
         if b.patched is None:
             b.data = gather_data(b.store, b.profile)
+    if b.patched is None and not b.old.pages:  # a cold build: every page is rendered
+        b.early = start_early(b.store, b.data, b.profile, b.langs, report_html=b.report_html,
+                              base_url=b.base_url, tmp=b.tree.tmp, search=b.search_on,
+                              warm_ups=_warm_ups(b.profile.rules))
     b.stats.patched = b.patched is not None
     b.lap("gather")
 
@@ -271,7 +279,22 @@ def render(b: Build) -> None:
     # the pages that changed first, while the prelink child still links the kept ones
     todo = [pages[i].path for i in b.todo]
     tree.make_folders(todo)
-    render_some(b.todo)
+    early = set(b.early.paths) if b.early is not None else set()
+    render_some([i for i in b.todo if pages[i].path not in early] if early else b.todo)
+    if b.early is not None:  # the pages the early child rendered while this process planned
+        got = b.early.results()
+        left = [i for i in b.todo if pages[i].path in early]
+        if got is None or len(got) != len(left):  # it failed: render them here
+            render_some(left)
+        else:
+            done = _advance(b.on_page)
+            for i in left:
+                path = pages[i].path
+                page_links, searchable = got[path]
+                rendered_links[path] = page_links
+                new.pages[path][1:] = [site_state.links_hash(page_links), searchable]
+            if done is not None:
+                done(len(left))
     b.lap("render")
     carried = b.plan.carried
     here, lost = tree.place_pages([pages[i].path for i in b.keep] + [c[0] for c in carried],
@@ -445,8 +468,12 @@ def build_site(
 
 
 def _run_stages(b: Build) -> None:
-    for stage in STAGES:
-        stage(b)
+    try:
+        for stage in STAGES:
+            stage(b)
+    finally:  # a build that ends early (an error, Ctrl-C) stops its early child first
+        if b.early is not None:
+            b.early.stop()
 
 
 def _check_and_keep_links(

@@ -158,7 +158,6 @@ def plan_pages(
         currents = current_hashes(data)
     audit = _audit_rows(data)
     levels = list(profile.levels)
-    meanings = profile.level_meaning
     gl = glossary()
     common = {"langs": langs, "levels": levels, "base": base_url}
     # the matrix shows the builders' histories only (the span of the time axis included)
@@ -223,10 +222,7 @@ def plan_pages(
         Page("404.html", "site/404.html", common,
              partial(dict, langs=langs, base_url=base_url))
     )
-    fixed_by_lang: dict[str, dict[str, Any]] = {
-        lang: {"levels": levels, "meanings": meanings.get(lang, {}), "profile": profile}
-        for lang in langs
-    }
+    fixed_by_lang = fixed_of(profile, langs)
     matrix = _Lazy(partial(_matrix, data))
     graph_files = [f"graph/{name}.json" for name in graph_parts]
     for name, part in graph_parts.items():
@@ -284,19 +280,8 @@ def plan_pages(
                     feed_title(profile, lang)),
             lang=lang, kind="bytes",
         ))
-    # a PR's (and a builder's) pages in every language next to each other: the renderer hands
-    # out pages in runs, so one process reads the PR's facts once for all its languages
-    # (and its related PRs once: the last PR's, by its id, for the page in the next language)
-    last_related: dict[int, list[dict[str, Any]]] = {}
-    for pr, d_page, same in per_pr:
-        for lang in langs:
-            pages.append(Page(
-                f"{lang}/pr/{pr['slug']}.html", "site/pr.html", d_page,
-                partial(_pr_context, store, report_html, fixed_by_lang[lang], data, pr, lang,
-                        last_related),
-                lang=lang, search=True, same=same, shard=site_search.pr_shard(pr["id"]),
-                when=pr["date"], item=pr,
-            ))
+    # a PR's (and a builder's) pages in every language next to each other (pr_pages)
+    pages.extend(pr_pages(store, report_html, fixed_by_lang, data, per_pr, langs))
     charts: dict[str, Any] = {}
     folder = holder_dir(profile)  # builder/, backend/...: what the profile calls its classes
     for b, ids, inputs in per_builder:
@@ -653,6 +638,32 @@ def _pr_context(
         "now": _now(data, pr),
         "report": report_html(store, pr, lang, links),
     }
+
+
+def fixed_of(profile: Profile, langs: list[str]) -> dict[str, dict[str, Any]]:
+    """What every page of a language shows of the profile (its levels and their meanings)."""
+    return {lang: {"levels": list(profile.levels),
+                   "meanings": profile.level_meaning.get(lang, {}), "profile": profile}
+            for lang in langs}
+
+
+def pr_pages(
+    store: Store, report_html: ReportHtml, fixed_by_lang: dict[str, dict[str, Any]],
+    data: SiteData, prs: list[tuple[dict[str, Any], Any, bool]], langs: list[str],
+) -> list[Page]:
+    """The pages of ``prs`` (each with its page's inputs and whether they are known to be the
+    previous build's), a PR's languages next to each other: the renderer hands out pages in
+    runs, so one process reads the PR's facts once for all its languages (and its related
+    PRs once: the last PR's, by its id, for the page in the next language)."""
+    last_related: dict[int, list[dict[str, Any]]] = {}
+    return [
+        Page(f"{lang}/pr/{pr['slug']}.html", "site/pr.html", inputs,
+             partial(_pr_context, store, report_html, fixed_by_lang[lang], data, pr, lang,
+                     last_related),
+             lang=lang, search=True, same=same, shard=site_search.pr_shard(pr["id"]),
+             when=pr["date"], item=pr)
+        for pr, inputs, same in prs for lang in langs
+    ]
 
 
 def _counts(data: SiteData) -> dict[str, Any]:

@@ -1,0 +1,122 @@
+"""PR pages rendered while the plan is made: a cold build's second core at work early.
+
+A full build reads the knowledge base (gather) and plans every page (plan) in one process,
+about a second at 10,000 PRs, before the render workers start: the other core waits. In a
+cold build (no previous pages: every page is rendered whatever its hash), the pages of the
+oldest PRs need nothing the plan makes. So right after the gather, a forked child renders
+them (:func:`start`) into the new tree, from the same gathered data and with the same page
+closures the plan makes (:func:`~prkb.site.plan.pr_pages`), while this process plans; the
+render stage leaves those pages to it and takes their links and search hashes from it
+(:meth:`EarlyPages.results`). If the child fails, its pages are rendered with the rest.
+
+The child renders about what one core does while the plan is made (:data:`SHARE` of the
+PRs), and is stopped with the build if the build ends early (an error, Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing
+import os
+import signal
+import sys
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from pathlib import Path
+from typing import Any
+
+from ..profile import Profile
+from ..store import Store
+from .gather import SiteData
+from .page import ReportHtml
+from .plan import fixed_of, pr_pages
+from .render import Rendered, RenderJob, _render_some, _warm_up
+
+# a cold build of at least this many PRs renders some PR pages early; the plan of fewer
+# takes less than the fork and the child's template environments cost
+MIN_PRS = 1000
+# the share of the PRs (the oldest) the child renders: at 10,000 PRs, the plan takes ~0.6 s
+# and the child renders about 330 PRs' pages (two languages, ~1.3 ms a page) in that time
+SHARE = 30  # one PR in SHARE
+
+
+@dataclass
+class EarlyPages:
+    """The forked child rendering the pages at ``paths`` (None: it could not start)."""
+
+    paths: list[str]
+    process: BaseProcess | None = None
+    receive: Connection | None = None
+    _got: dict[str, Rendered] | None = field(default=None, repr=False)
+
+    def results(self) -> dict[str, Rendered] | None:
+        """Each page's links and searchable hash, by path, once the child has ended; None if
+        it failed (its pages are to be rendered by the caller)."""
+        if self.process is None or self.receive is None:
+            return self._got
+        try:
+            got: list[tuple[str, Rendered]] | None = self.receive.recv()
+        except (EOFError, OSError):
+            got = None  # the child failed: nothing sent
+        self.receive.close()
+        self.process.join()
+        ok = got is not None and self.process.exitcode == 0
+        self.process = self.receive = None
+        self._got = dict(got) if ok and got is not None else None
+        return self._got
+
+    def stop(self) -> None:
+        """End the child now (the build failed or was interrupted), its pages unused."""
+        if self.process is not None:
+            self.process.terminate()
+            self.process.join()
+            self.process = None
+        if self.receive is not None:
+            self.receive.close()
+            self.receive = None
+
+
+def start(
+    store: Store, data: SiteData, profile: Profile, langs: list[str], *,
+    report_html: ReportHtml, base_url: str | None, tmp: Path, search: bool,
+    warm_ups: dict[str, Any],
+) -> EarlyPages | None:
+    """Fork the child rendering the pages of the oldest PRs of ``data`` (a cold build's);
+    None when the build is too small, or there is no ``fork``."""
+    if len(data.prs) < MIN_PRS or (os.cpu_count() or 1) < 2 \
+            or str(store.path) == ":memory:" \
+            or "fork" not in multiprocessing.get_all_start_methods():
+        return None
+    share = len(data.prs) // SHARE
+    if share == 0:
+        return None
+    prs = [(pr, None, False) for pr in data.prs[-share:]]
+    pages = pr_pages(store, report_html, fixed_of(profile, langs), data, prs, langs)
+    job = RenderJob(pages, store, langs, base_url, tmp, search=search, warm_ups=warm_ups,
+                    prefetch=getattr(report_html, "prefetch", None))
+    ctx = multiprocessing.get_context("fork")  # fork: the job is not pickled
+    receive, send = ctx.Pipe(duplex=False)
+    child = ctx.Process(target=_child, args=(job, send), daemon=True)
+    child.start()
+    send.close()
+    return EarlyPages([p.path for p in pages], child, receive)
+
+
+def _child(job: RenderJob, send: Connection) -> None:
+    """Render every page of ``job``, send each path with its links and searchable hash, exit
+    (an error ends it with exit code 1, silently: the build renders those pages again, and
+    raises there if they fail)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the build's: it stops the child
+    try:
+        job.store.reconnect()  # a SQLite connection must not cross a fork
+        gc.freeze()  # what came through the fork is never scanned (as in a render worker)
+        indexes = list(range(len(job.pages)))
+        for d in sorted({p.path.rpartition("/")[0] for p in job.pages} - {""}):
+            (job.tmp / d).mkdir(parents=True, exist_ok=True)
+        _warm_up(job, indexes)
+        done = _render_some(job, indexes)
+        send.send([(job.pages[i].path, one) for i, one in done])
+        send.close()
+    except BaseException:
+        sys.exit(1)
