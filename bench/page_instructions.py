@@ -54,7 +54,7 @@ def child(kb: str, kind: str, count: int) -> None:
     from prkb.site.build import _warm_ups, report_html_for
     from prkb.site.gather import gather
     from prkb.site.plan import current_hashes, plan_pages
-    from prkb.site.render import RenderJob, _render_some, _warm_up
+    from prkb.site.render import RenderJob, render_run, warm_up
     from prkb.store import Store
 
     template = {"pr": "site/pr.html", "digest": "site/digest.html"}[kind]
@@ -72,11 +72,11 @@ def child(kb: str, kind: str, count: int) -> None:
     indexes = [i for i, p in enumerate(plan.pages) if p.template == template]
     if len(indexes) < WARM + count:
         raise SystemExit(f"only {len(indexes)} {kind} pages: use more PRs or fewer --pages")
-    _warm_up(job, indexes)
+    warm_up(job, indexes)
     for i in indexes:
         (tmp / plan.pages[i].path).parent.mkdir(parents=True, exist_ok=True)
     try:
-        _render_some(job, indexes[:WARM + count])
+        render_run(job, indexes[:WARM + count])
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -6,6 +6,7 @@ open :class:`prkb.store.Store`; the ``site_kb`` fixture (conftest) makes one in 
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from prkb.graph import build_relations
 from prkb.ingest import ingest
 from prkb.paths import data_dir
 from prkb.profile import load_profile
+from prkb.site import links as site_links
 from prkb.site.build import build_site
 from prkb.site.state import LINKS, MANIFEST, MODEL
 from prkb.store import Store
@@ -147,3 +149,17 @@ def assert_same_model(out: Path, fresh: Path) -> None:
         return json.loads((root / MODEL).read_text(encoding="utf-8"))["model"]
 
     assert model(out) == model(fresh)
+
+
+# the scan as it was before it read lower-case markup only: any tag, any case. What a built
+# page yields from it and from the scan must be the same (tests/test_site_build.py)
+ANY_TAG = re.compile(
+    rb"""<[A-Za-z][^<>]*?\s(?:href|src)\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.IGNORECASE
+)
+
+
+def any_tag_links(page_path: str, html: bytes) -> list[str]:
+    base = page_path.rsplit("/", 1)[0] if "/" in page_path else ""
+    found = {site_links._target(base, (dq or sq).decode("utf-8", "replace"))
+             for dq, sq in ANY_TAG.findall(html)}
+    return sorted(t for t in found if t is not None)

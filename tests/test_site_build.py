@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sitekb import graph_data, make_kb, plain_record
+from sitekb import any_tag_links, graph_data, make_kb, plain_record
 
 from prkb.errors import InputError, PrkbError
 from prkb.ingest import ingest
@@ -84,8 +84,6 @@ def test_every_internal_link_resolves(built: tuple[Path, Any]) -> None:
 def test_the_link_scan_sees_every_link_of_every_page(built: tuple[Path, Any]) -> None:
     """The scan reads lower-case markup of linking tags only: on a built site (hostile PR
     text included) it finds what a scan of any tag in any case finds."""
-    from test_site_links import any_tag_links
-
     site, _ = built
     pages = 0
     for page in html_pages(site):

@@ -10,20 +10,6 @@ from prkb.site import links as site_links
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# the scan as it was before it read lower-case markup only: any tag, any case. What a built
-# page yields from it and from the scan must be the same (tests/test_site_build.py)
-ANY_TAG = re.compile(
-    rb"""<[A-Za-z][^<>]*?\s(?:href|src)\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.IGNORECASE
-)
-
-
-def any_tag_links(page_path: str, html: bytes) -> list[str]:
-    base = page_path.rsplit("/", 1)[0] if "/" in page_path else ""
-    found = {site_links._target(base, (dq or sq).decode("utf-8", "replace"))
-             for dq, sq in ANY_TAG.findall(html)}
-    return sorted(t for t in found if t is not None)
-
-
 def test_links_of_both_quote_styles_inside_linking_tags_only() -> None:
     html = ("<p>href=\"../no.html\" src='../no2.html'</p>"
             "<a title=\"x\" href='../single.html'>s</a><img alt=\"\"\n  src = \"../img.png\">"

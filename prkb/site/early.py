@@ -31,7 +31,7 @@ from ..store import Store
 from .gather import SiteData
 from .page import ReportHtml
 from .plan import fixed_of, pr_pages
-from .render import Rendered, RenderJob, _render_some, _warm_up
+from .render import Rendered, RenderJob, render_run, warm_up
 
 # a cold build of at least this many PRs renders some PR pages early; the plan of fewer
 # takes less than the fork and the child's template environments cost
@@ -114,8 +114,8 @@ def _child(job: RenderJob, send: Connection) -> None:
         indexes = list(range(len(job.pages)))
         for d in sorted({p.path.rpartition("/")[0] for p in job.pages} - {""}):
             (job.tmp / d).mkdir(parents=True, exist_ok=True)
-        _warm_up(job, indexes)
-        done = _render_some(job, indexes)
+        warm_up(job, indexes)
+        done = render_run(job, indexes)
         send.send([(job.pages[i].path, one) for i, one in done])
         send.close()
     except BaseException:

@@ -145,7 +145,7 @@ def render_page(job: RenderJob, page: Page) -> bytes:
 Rendered = tuple[list[str], str]  # a page's internal links, its searchable hash ("": none)
 
 
-def _render_some(job: RenderJob, indexes: list[int]) -> list[tuple[int, Rendered]]:
+def render_run(job: RenderJob, indexes: list[int]) -> list[tuple[int, Rendered]]:
     """Render and write pages; returns each page's internal links and, for a page in the
     search index (when the site has one), the hash of what the index reads of it
     (search.searchable_hash).
@@ -191,7 +191,7 @@ def _worker_init(job: RenderJob, stop: EventType) -> None:
     gc.disable()
 
 
-def _warm_up(job: RenderJob, indexes: list[int]) -> None:
+def warm_up(job: RenderJob, indexes: list[int]) -> None:
     """Make the template environments and load the templates the pages need once, before the
     workers fork (each would otherwise make its own)."""
     templates = {job.pages[i].template for i in indexes} - {""}
@@ -210,7 +210,7 @@ def _worker(indexes: list[int]) -> list[tuple[int, Rendered]] | None:
     if _WORKER_STOP.is_set():
         return None
     try:
-        done = _render_some(_WORKER_JOB, indexes)
+        done = render_run(_WORKER_JOB, indexes)
     except BaseException:
         _WORKER_STOP.set()  # before the error reaches the parent: every later run is skipped
         raise
@@ -237,12 +237,12 @@ def render_all(
                 and "fork" in multiprocessing.get_all_start_methods():
             return _render_split(job, indexes, on_done)
         for chunk in _chunks(indexes, 64):
-            for i, one in _render_some(job, chunk):
+            for i, one in render_run(job, chunk):
                 results[i] = one
             if on_done is not None:
                 on_done(len(chunk))
         return results
-    _warm_up(job, indexes)
+    warm_up(job, indexes)
     ctx = multiprocessing.get_context("fork")  # fork: the initializer's job is not pickled
     stop = ctx.Event()
     with ctx.Pool(workers, initializer=_worker_init, initargs=(job, stop)) as pool:
@@ -310,7 +310,7 @@ def _render_split(
         side = 0 if load[0] <= load[1] else 1
         (mine, theirs)[side].append(i)
         load[side] += costs[i]
-    _warm_up(job, theirs)  # the environments and templates, before the fork
+    warm_up(job, theirs)  # the environments and templates, before the fork
     ctx = multiprocessing.get_context("fork")  # fork: the job is not pickled
     receive, send = ctx.Pipe(duplex=False)
     child = ctx.Process(target=_split_child, args=(job, theirs, send), daemon=True)
@@ -319,7 +319,7 @@ def _render_split(
     results: dict[int, Rendered] = {}
     got: list[tuple[int, Rendered]] | None = None
     try:
-        results.update(_render_some(job, mine))
+        results.update(render_run(job, mine))
     finally:
         try:
             got = receive.recv()
@@ -330,7 +330,7 @@ def _render_split(
     if on_done is not None:
         on_done(len(mine))
     results.update(got if got is not None and child.exitcode == 0
-                   else _render_some(job, theirs))
+                   else render_run(job, theirs))
     if on_done is not None:
         on_done(len(theirs))
     return results
@@ -341,7 +341,7 @@ def _split_child(job: RenderJob, indexes: list[int], send: Connection) -> None:
     ends it with exit code 1, silently: the parent renders those pages again and raises)."""
     try:
         job.store.reconnect()  # a SQLite connection must not cross a fork
-        send.send(_render_some(job, indexes))
+        send.send(render_run(job, indexes))
         send.close()
     except BaseException:
         sys.exit(1)
