@@ -2,7 +2,8 @@
 
 :data:`STAGES`, in order: **gather** (one consistent read of the knowledge base,
 :mod:`prkb.site.gather`) -> **plan** (every page with the hash of its inputs,
-:mod:`prkb.site.plan`; which pages did not change since the previous build) -> **render**
+:mod:`prkb.site.plan`; which pages did not change since the previous build; in a cold build
+the oldest PR pages rendered meanwhile by a child, :mod:`prkb.site.early`) -> **render**
 (unchanged pages reused, the others rendered, :mod:`prkb.site.render`; static assets, sitemap;
 internal links checked, :mod:`prkb.site.links`) -> **index** (the Pagefind search index in
 shards, each indexed again only when what it reads of its pages changed,
