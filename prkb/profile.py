@@ -211,7 +211,8 @@ class Profile:
     @cached_property
     def _memo(self) -> dict[tuple[str, str], Any]:
         """What :meth:`category` and :meth:`platforms_for` found per path and per title (each
-        PR's report asks about the same paths several times); emptied when it grows large."""
+        PR's report asks about the same paths several times), and :meth:`words` per language;
+        emptied when it grows large."""
         return {}
 
     def _remember(self, key: tuple[str, str], value: Any) -> Any:
@@ -270,8 +271,12 @@ class Profile:
 
     def words(self, lang: str) -> dict[str, str]:
         """The ``[wording]`` texts of ``lang`` by key (both languages are required per key);
-        a key the profile leaves out is ``""``, and the template says its generic text."""
-        return {k: self.word(k, lang) for k in WORDING_KEYS}
+        a key the profile leaves out is ``""``, and the template says its generic text. Read
+        once per language (every report asks): a new dict each call."""
+        got: dict[str, str] | None = self._memo.get(("words", lang))
+        if got is None:
+            got = self._remember(("words", lang), {k: self.word(k, lang) for k in WORDING_KEYS})
+        return dict(got)
 
     def word(self, key: str, lang: str) -> str:
         """One ``[wording]`` text of ``lang`` (:meth:`words`), ``""`` when left out."""

@@ -41,6 +41,7 @@ from .i18n import (
     subject_catalog,
     text_gettext,
 )
+from .implementation_items import ImplementationItems
 from .key_files_items import KeyFilesItems
 from .markdown import to_html
 from .patches import related_names
@@ -274,6 +275,7 @@ def _report_env(lang: str, fmt: str, subject: str = "", rules: str = "") -> jinj
     env.globals["risks_items"] = RisksItems(env)
     env.globals["review_items"] = ReviewItems(env)
     env.globals["key_files_items"] = KeyFilesItems(env)
+    env.globals["implementation_items"] = ImplementationItems(env)
     return env
 
 

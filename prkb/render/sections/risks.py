@@ -4,7 +4,6 @@ tags with their reasons."""
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -105,8 +104,7 @@ def localize(r: Risks, lang: str, profile: Profile) -> Risks:
     """The risks of ``lang``: platform and feature labels, the findings' messages, the core
     rule's reason (``r`` is left unchanged)."""
     plat_labels = [getattr(p, lang) for p in r.platforms]
-    return dataclasses.replace(
-        r,
+    return Risks(  # every field named (dataclasses.replace reads the fields' list each time)
         tags=[{"code": t["code"], "details": plat_labels}
               if t["code"] == "platform-specific" else t for t in r.tags],
         core_rule={**r.core_rule, "why": str(profile.core_rule.get(lang)
@@ -121,6 +119,8 @@ def localize(r: Risks, lang: str, profile: Profile) -> Risks:
                    "message": x["message_zh"] if lang == "zh" else x["message_en"],
                    "commit": x["commit"], "fixed_by": x.get("fixed_by")}
                   for x in r.findings],
+        core_paths=r.core_paths,
+        readings=r.readings,
     )
 
 
