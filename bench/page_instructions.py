@@ -117,8 +117,12 @@ def build_instructions(valgrind: str, kb: str) -> tuple[int, int]:
     try:
         subprocess.run(cmd, check=True, capture_output=True, env=_child_env())  # warm caches
         shutil.rmtree(work / "site")
+        # a forked process's profile starts with its parent's counts at the fork (callgrind
+        # copies them): without a dump (which zeroes them) right before each fork, every
+        # forked worker would count again what its parent did before it (imports, the read,
+        # the plan). The parent's dump parts are files of their own (cg.PID.N), summed too
         proc = subprocess.run(
-            [valgrind, "--tool=callgrind", "--trace-children=yes",
+            [valgrind, "--tool=callgrind", "--trace-children=yes", "--dump-before=fork",
              f"--callgrind-out-file={work}/cg.%p", *cmd],
             capture_output=True, text=True, env=_child_env(), check=False)
         if proc.returncode != 0:

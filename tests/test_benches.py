@@ -45,8 +45,10 @@ def test_page_instructions_renders_what_callgrind_counts(kb: str) -> None:
 def test_build_instructions_counts_every_process_of_a_whole_build(
         kb: str, tmp_path: Path) -> None:
     """``--kinds build``: the whole build runs as a process under the given valgrind, and the
-    counts of the files callgrind writes (one per process) are summed. A stand-in for
-    valgrind (a new machine may not have it) runs the command and writes two such files."""
+    counts of the files callgrind writes (one per process, and the parts a process dumped
+    before each fork, so that a forked worker does not count its parent's work again) are
+    summed. A stand-in for valgrind (a new machine may not have it) runs the command and
+    writes three such files, if it was asked to dump before a fork."""
     fake = tmp_path / "valgrind"
     fake.write_text(
         "#!" + sys.executable + "\n"
@@ -55,13 +57,14 @@ def test_build_instructions_counts_every_process_of_a_whole_build(
         "out = next(a for a in args if a.startswith('--callgrind-out-file='))\n"
         "pattern = out.split('=', 1)[1]\n"
         "cmd = args[next(i for i, a in enumerate(args) if not a.startswith('--')):]\n"
+        "assert '--dump-before=fork' in args, args\n"
         "rc = subprocess.run(cmd).returncode\n"
-        "for pid, n in (('1', 1000), ('2', 234)):\n"
+        "for pid, n in (('1', 1000), ('1.1', 4000), ('2', 234)):\n"
         "    open(pattern.replace('%p', pid), 'w').write(f'events: Ir\\nsummary: {n}\\n')\n"
         "sys.exit(rc)\n", encoding="utf-8")
     fake.chmod(0o755)
     total, pages = _bench("page_instructions").build_instructions(str(fake), kb)
-    assert total == 1234 and pages > 40
+    assert total == 5234 and pages > 40
 
 
 def test_report_render_compares_inline_and_include(capsys: pytest.CaptureFixture[str]) -> None:

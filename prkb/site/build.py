@@ -172,6 +172,10 @@ class Build:
     patched: Plan | None = None  # that plan, when it applied
     # a cold build's PR pages rendered by a child while this process plans (site/early.py)
     early: EarlyPages | None = None
+    # the render's template environments and loaded templates (made before the early child
+    # forks, when there is one: site/early.py)
+    envs: dict[str, Any] = field(default_factory=dict)
+    templates: dict[tuple[str, str], Any] = field(default_factory=dict)
     # plan
     plan: Plan = field(default_factory=Plan)
     new: State = field(default_factory=State)  # the manifest this build writes
@@ -219,7 +223,8 @@ def gather(b: Build) -> None:
     if b.patched is None and not b.old.pages:  # a cold build: every page is rendered
         b.early = start_early(b.store, b.data, b.profile, b.langs, report_html=b.report_html,
                               base_url=b.base_url, tmp=b.tree.tmp, search=b.search_on,
-                              warm_ups=_warm_ups(b.profile.rules))
+                              warm_ups=_warm_ups(b.profile.rules), envs=b.envs,
+                              templates=b.templates)
     b.stats.patched = b.patched is not None
     b.lap("gather")
 
@@ -266,7 +271,7 @@ def render(b: Build) -> None:
     gone = old.pages.keys() - new.pages.keys()
     same_paths = not gone and len(old.pages) == len(new.pages)
     job = RenderJob(pages, b.store, b.langs, b.base_url, tree.tmp, search=b.search_on,
-                    warm_ups=_warm_ups(b.profile.rules),
+                    envs=b.envs, templates=b.templates, warm_ups=_warm_ups(b.profile.rules),
                     prefetch=getattr(b.report_html, "prefetch", None))
     rendered_links: dict[str, list[str]] = {}
 

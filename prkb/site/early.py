@@ -80,10 +80,14 @@ class EarlyPages:
 def start(
     store: Store, data: SiteData, profile: Profile, langs: list[str], *,
     report_html: ReportHtml, base_url: str | None, tmp: Path, search: bool,
-    warm_ups: dict[str, Any],
+    warm_ups: dict[str, Any], envs: dict[str, Any], templates: dict[Any, Any],
 ) -> EarlyPages | None:
     """Fork the child rendering the pages of the oldest PRs of ``data`` (a cold build's);
-    None when the build is too small, or there is no ``fork``."""
+    None when the build is too small, or there is no ``fork``.
+
+    The template environments are made (in ``envs`` and ``templates``, which the build's
+    render job shares) before the fork: the child and, later, the render workers inherit
+    them, made once."""
     if len(data.prs) < MIN_PRS or (os.cpu_count() or 1) < 2 \
             or str(store.path) == ":memory:" \
             or "fork" not in multiprocessing.get_all_start_methods():
@@ -93,8 +97,10 @@ def start(
         return None
     prs = [(pr, None, False) for pr in data.prs[-share:]]
     pages = pr_pages(store, report_html, fixed_of(profile, langs), data, prs, langs)
-    job = RenderJob(pages, store, langs, base_url, tmp, search=search, warm_ups=warm_ups,
+    job = RenderJob(pages, store, langs, base_url, tmp, search=search, envs=envs,
+                    templates=templates, warm_ups=warm_ups,
                     prefetch=getattr(report_html, "prefetch", None))
+    warm_up(job, list(range(len(pages))))
     ctx = multiprocessing.get_context("fork")  # fork: the job is not pickled
     receive, send = ctx.Pipe(duplex=False)
     child = ctx.Process(target=_child, args=(job, send), daemon=True)
@@ -111,11 +117,9 @@ def _child(job: RenderJob, send: Connection) -> None:
     try:
         job.store.reconnect()  # a SQLite connection must not cross a fork
         gc.freeze()  # what came through the fork is never scanned (as in a render worker)
-        indexes = list(range(len(job.pages)))
         for d in sorted({p.path.rpartition("/")[0] for p in job.pages} - {""}):
             (job.tmp / d).mkdir(parents=True, exist_ok=True)
-        warm_up(job, indexes)
-        done = render_run(job, indexes)
+        done = render_run(job, list(range(len(job.pages))))
         send.send([(job.pages[i].path, one) for i, one in done])
         send.close()
     except BaseException:
