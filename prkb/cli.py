@@ -7,6 +7,7 @@ function; ``prkb/commands/__init__.py`` lists them.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import os
 import sqlite3
@@ -117,5 +118,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     return int(rc or 0)
 
 
+def run() -> None:
+    """The ``prkb`` command: :func:`main`, then the process ends without the interpreter's
+    last collection of cyclic garbage over everything it made (a site build leaves hundreds
+    of thousands of containers: that pass took about 0.08 s after a 10,000-PR build). The
+    objects are still freed as the interpreter ends; :func:`main` itself leaves the
+    collector as it was (tests call it in their own process)."""
+    rc = main()
+    gc.freeze()
+    raise SystemExit(rc)
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run()
