@@ -34,7 +34,7 @@ from .plan import fixed_of, pr_pages
 from .render import Rendered, RenderJob, render_run, warm_up
 
 # a cold build of at least this many PRs renders some PR pages early; the plan of fewer
-# takes less than the fork and the child's template environments cost
+# takes less than the fork and what a new process fills again (its caches) cost
 MIN_PRS = 1000
 # the share of the PRs (the oldest) the child renders: at 10,000 PRs, the plan takes ~0.6 s
 # and the child renders about 330 PRs' pages (two languages, ~1.3 ms a page) in that time
@@ -43,7 +43,8 @@ SHARE = 30  # one PR in SHARE
 
 @dataclass
 class EarlyPages:
-    """The forked child rendering the pages at ``paths`` (None: it could not start)."""
+    """The forked child rendering the pages at ``paths``; once :meth:`results` or :meth:`stop`
+    has ended it, ``process`` is None."""
 
     paths: list[str]
     process: BaseProcess | None = None

@@ -12,9 +12,10 @@ from ..errors import PrkbError
 # the href/src attribute of an element whose href or src a browser follows or loads (an href on
 # a <div> is no link), either quote style; text cannot hold "<" (it is escaped). Read from a
 # page's UTF-8 bytes, and case-sensitive: the site writes its markup in lower case (templates,
-# prkb's own markup, markdown-it and nh3 all do; tests/test_site_links.py holds every template,
-# every markup string of prkb and every page of a built site to it). Ignoring case, or trying
-# an href on every tag, made the scan twice as slow: it was 15% of a PR page's instructions.
+# prkb's own markup, markdown-it and nh3 all do; tests/test_site_links.py holds every template
+# and markup string of prkb to it, tests/test_site_build.py every page of a built site).
+# Ignoring case, or trying an href on every tag, made the scan twice as slow: it was 15% of a
+# PR page's instructions.
 _LINKING = ("a", "area", "base", "link", "img", "script", "iframe", "embed", "source", "track",
             "audio", "video", "input", "frame", "use", "image")
 _ATTR = re.compile(
