@@ -6,7 +6,7 @@ import hashlib
 import json
 import re
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -209,17 +209,27 @@ class Profile:
         return path in self.core_paths
 
     @cached_property
-    def _memo(self) -> dict[tuple[str, str], Any]:
+    def _memo(self) -> dict[tuple[str, Hashable], Any]:
         """What :meth:`category` and :meth:`platforms_for` found per path and per title (each
         PR's report asks about the same paths several times), and :meth:`words` per language;
         emptied when it grows large."""
         return {}
 
-    def _remember(self, key: tuple[str, str], value: Any) -> Any:
+    def _remember(self, key: tuple[str, Hashable], value: Any) -> Any:
         if len(self._memo) >= 65536:
             self._memo.clear()
         self._memo[key] = value
         return value
+
+    def remembered(self, kind: str, key: Hashable, make: Callable[[], Any]) -> Any:
+        """What ``make()`` returns, made once per ``kind`` and ``key`` (a pure function of the
+        key and of this profile: another module's reading of the profile, such as the
+        platforms of a change's files and title, asked for several times per report). The
+        value is shared: whoever gets it must not change it."""
+        got = self._memo.get((kind, key))
+        if got is None:
+            got = self._remember((kind, key), make())
+        return got
 
     def category(self, path: str) -> str:
         """source, test, docs or build."""

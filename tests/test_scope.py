@@ -172,3 +172,21 @@ def test_a_class_that_sets_the_value_first_is_no_new_class_without_builder_bases
         got = s.scope_of({"files": [{"filename": "pkg/x.py"}], "title": ""}, [ch], [], profile,
                          prior=prior)
         assert [e.reason for e in got.effects][:1] == [reason], name
+
+
+def test_platform_split_is_found_once_per_paths_and_title() -> None:
+    """A report asks for the same split three times (its tags, its scope, its risks): it is
+    made once per profile, and other paths or another title are another split."""
+    from prkb.analyze.risk import platform_split
+
+    profile = load_profile(None)
+    paths = ["vllm/v1/attention/backends/rocm_aiter_fa.py", "vllm/v1/worker/x.py"]
+    first = platform_split(paths, "[Bugfix] fix", profile)
+    assert [p.code for p in first.code] == ["rocm"] and first.title_only == []
+    assert platform_split(list(paths), "[Bugfix] fix", profile) is first
+    titled = platform_split(paths, "[XPU] fix", profile)
+    assert titled is not first and [p.code for p in titled.title_only] == ["xpu"]
+    other = platform_split(paths[1:], "[Bugfix] fix", profile)
+    assert other.code == [] and other is not first
+    # a title and paths that would read alike if joined are still two questions
+    assert platform_split(["b"], "a", profile) is not platform_split([], "a\nb", profile)

@@ -31,7 +31,14 @@ class PlatformSplit:
 def platform_split(paths: list[str], title: str, profile: Profile) -> PlatformSplit:
     """Which platforms the changed code is specific to, apart from portable code (which runs
     on every platform: not a restriction) and from platforms that only the title names (a
-    ``[ROCm]`` tag says where a problem showed, not that the code is ROCm's)."""
+    ``[ROCm]`` tag says where a problem showed, not that the code is ROCm's). Found once per
+    profile for the same paths and title (a report asks three times: its tags, its scope and
+    its risks)."""
+    return profile.remembered("split", (title, tuple(paths)),
+                              lambda: _platform_split(paths, title, profile))
+
+
+def _platform_split(paths: list[str], title: str, profile: Profile) -> PlatformSplit:
     src = [p for p in paths if profile.category(p) == "source"]
     from_code = profile.platforms_for(src, "")
     code = [p for p in from_code if p.code != PORTABLE]
