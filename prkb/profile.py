@@ -283,10 +283,8 @@ class Profile:
         """The ``[wording]`` texts of ``lang`` by key (both languages are required per key);
         a key the profile leaves out is ``""``, and the template says its generic text. Read
         once per language (every report asks): a new dict each call."""
-        got: dict[str, str] | None = self._memo.get(("words", lang))
-        if got is None:
-            got = self._remember(("words", lang), {k: self.word(k, lang) for k in WORDING_KEYS})
-        return dict(got)
+        return dict(self.remembered("words", lang,
+                                    lambda: {k: self.word(k, lang) for k in WORDING_KEYS}))
 
     def word(self, key: str, lang: str) -> str:
         """One ``[wording]`` text of ``lang`` (:meth:`words`), ``""`` when left out."""

@@ -15,6 +15,7 @@ from sitekb import files, make_kb
 from prkb.profile import load_profile
 from prkb.site import build as site_build
 from prkb.site import early
+from prkb.site import render as site_render
 from prkb.site.build import build_site
 
 
@@ -89,14 +90,14 @@ def test_a_failing_child_leaves_its_pages_to_the_build(
 ) -> None:
     _build(kb, tmp_path / "ref")
 
-    def fail(job: Any, send: Any) -> None:
+    def fail(job: Any, indexes: Any, send: Any) -> None:
         # a page written half, then the child dies without a word
-        page = job.pages[0]
+        page = job.pages[indexes[0]]
         (job.tmp / page.path).parent.mkdir(parents=True, exist_ok=True)
         (job.tmp / page.path).write_bytes(b"half")
         raise SystemExit(1)
 
-    monkeypatch.setattr(early, "_child", fail)
+    monkeypatch.setattr(site_render, "_run_child", fail)
     stats = _build(kb, tmp_path / "out")
     assert len(spied) == 2 and spied[1].results() is None
     assert stats.rendered == stats.pages
@@ -106,19 +107,19 @@ def test_a_failing_child_leaves_its_pages_to_the_build(
 def test_a_build_that_ends_early_stops_the_child(
     kb: Path, tmp_path: Path, spied: list[early.EarlyPages], monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    def slow_child(job: Any, send: Any) -> None:
+    def slow_child(job: Any, indexes: Any, send: Any) -> None:
         import time
         time.sleep(60)
 
     def interrupted(*args: Any, **kwargs: Any) -> Any:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(early, "_child", slow_child)
+    monkeypatch.setattr(site_render, "_run_child", slow_child)
     monkeypatch.setattr(site_build, "plan_pages", interrupted)
     with pytest.raises(KeyboardInterrupt):
         _build(kb, tmp_path / "out")
     assert len(spied) == 1
-    assert spied[0].process is None  # stopped and joined
+    assert spied[0].run.process is None  # stopped and joined
     assert not multiprocessing.active_children()
     assert not (tmp_path / "out").exists()
     assert not list(tmp_path.glob("*.prkb-*")) and not list(tmp_path.glob(".out*"))

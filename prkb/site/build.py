@@ -275,12 +275,14 @@ def render(b: Build) -> None:
                     prefetch=getattr(b.report_html, "prefetch", None))
     rendered_links: dict[str, list[str]] = {}
 
+    def rendered(path: str, page_links: list[str], searchable: str) -> None:
+        rendered_links[path] = page_links
+        new.pages[path][1:] = [site_state.links_hash(page_links), searchable]
+
     def render_some(indexes: list[int], counted: bool = True) -> None:
         done = _advance(b.on_page) if counted else None  # each page once on the progress bar
         for i, (page_links, searchable) in render_all(job, indexes, on_done=done).items():
-            path = pages[i].path
-            rendered_links[path] = page_links
-            new.pages[path][1:] = [site_state.links_hash(page_links), searchable]
+            rendered(pages[i].path, page_links, searchable)
 
     # the pages that changed first, while the prelink child still links the kept ones
     todo = [pages[i].path for i in b.todo]
@@ -293,12 +295,9 @@ def render(b: Build) -> None:
         if got is None or len(got) != len(left):  # it failed: render them here
             render_some(left)
         else:
-            done = _advance(b.on_page)
             for i in left:
-                path = pages[i].path
-                page_links, searchable = got[path]
-                rendered_links[path] = page_links
-                new.pages[path][1:] = [site_state.links_hash(page_links), searchable]
+                rendered(pages[i].path, *got[pages[i].path])
+            done = _advance(b.on_page)
             if done is not None:
                 done(len(left))
     b.lap("render")

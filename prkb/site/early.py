@@ -15,14 +15,9 @@ PRs), and is stopped with the build if the build ends early (an error, Ctrl-C).
 
 from __future__ import annotations
 
-import gc
 import multiprocessing
 import os
-import signal
-import sys
-from dataclasses import dataclass, field
-from multiprocessing.connection import Connection
-from multiprocessing.process import BaseProcess
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +26,7 @@ from ..store import Store
 from .gather import SiteData
 from .page import ReportHtml
 from .plan import fixed_of, pr_pages
-from .render import Rendered, RenderJob, render_run, warm_up
+from .render import ForkedRun, Rendered, RenderJob, fork_run, warm_up
 
 # a cold build of at least this many PRs renders some PR pages early; the plan of fewer
 # takes less than the fork and what a new process fills again (its caches) cost
@@ -43,39 +38,20 @@ SHARE = 30  # one PR in SHARE
 
 @dataclass
 class EarlyPages:
-    """The forked child rendering the pages at ``paths``; once :meth:`results` or :meth:`stop`
-    has ended it, ``process`` is None."""
+    """The pages at ``paths`` and the forked child rendering them."""
 
     paths: list[str]
-    process: BaseProcess | None = None
-    receive: Connection | None = None
-    _got: dict[str, Rendered] | None = field(default=None, repr=False)
+    run: ForkedRun
 
     def results(self) -> dict[str, Rendered] | None:
         """Each page's links and searchable hash, by path, once the child has ended; None if
         it failed (its pages are to be rendered by the caller)."""
-        if self.process is None or self.receive is None:
-            return self._got
-        try:
-            got: list[tuple[str, Rendered]] | None = self.receive.recv()
-        except (EOFError, OSError):
-            got = None  # the child failed: nothing sent
-        self.receive.close()
-        self.process.join()
-        ok = got is not None and self.process.exitcode == 0
-        self.process = self.receive = None
-        self._got = dict(got) if ok and got is not None else None
-        return self._got
+        got = self.run.results()
+        return None if got is None else {self.paths[i]: one for i, one in got}
 
     def stop(self) -> None:
         """End the child now (the build failed or was interrupted), its pages unused."""
-        if self.process is not None:
-            self.process.terminate()
-            self.process.join()
-            self.process = None
-        if self.receive is not None:
-            self.receive.close()
-            self.receive = None
+        self.run.stop()
 
 
 def start(
@@ -101,27 +77,8 @@ def start(
     job = RenderJob(pages, store, langs, base_url, tmp, search=search, envs=envs,
                     templates=templates, warm_ups=warm_ups,
                     prefetch=getattr(report_html, "prefetch", None))
-    warm_up(job, list(range(len(pages))))
-    ctx = multiprocessing.get_context("fork")  # fork: the job is not pickled
-    receive, send = ctx.Pipe(duplex=False)
-    child = ctx.Process(target=_child, args=(job, send), daemon=True)
-    child.start()
-    send.close()
-    return EarlyPages([p.path for p in pages], child, receive)
-
-
-def _child(job: RenderJob, send: Connection) -> None:
-    """Render every page of ``job``, send each path with its links and searchable hash, exit
-    (an error ends it with exit code 1, silently: the build renders those pages again, and
-    raises there if they fail)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the build's: it stops the child
-    try:
-        job.store.reconnect()  # a SQLite connection must not cross a fork
-        gc.freeze()  # what came through the fork is never scanned (as in a render worker)
-        for d in sorted({p.path.rpartition("/")[0] for p in job.pages} - {""}):
-            (job.tmp / d).mkdir(parents=True, exist_ok=True)
-        done = render_run(job, list(range(len(job.pages))))
-        send.send([(job.pages[i].path, one) for i, one in done])
-        send.close()
-    except BaseException:
-        sys.exit(1)
+    indexes = list(range(len(pages)))
+    warm_up(job, indexes)
+    for d in sorted({p.path.rpartition("/")[0] for p in pages} - {""}):
+        (tmp / d).mkdir(parents=True, exist_ok=True)
+    return EarlyPages([p.path for p in pages], fork_run(job, indexes))

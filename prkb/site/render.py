@@ -19,6 +19,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from multiprocessing.synchronize import Event as EventType
 from pathlib import Path
 
@@ -311,36 +312,77 @@ def _render_split(
         (mine, theirs)[side].append(i)
         load[side] += costs[i]
     warm_up(job, theirs)  # the environments and templates, before the fork
-    ctx = multiprocessing.get_context("fork")  # fork: the job is not pickled
-    receive, send = ctx.Pipe(duplex=False)
-    child = ctx.Process(target=_split_child, args=(job, theirs, send), daemon=True)
-    child.start()
-    send.close()
+    run = fork_run(job, theirs)
     results: dict[int, Rendered] = {}
-    got: list[tuple[int, Rendered]] | None = None
     try:
         results.update(render_run(job, mine))
-    finally:
-        try:
-            got = receive.recv()
-        except (EOFError, OSError):
-            got = None  # the child failed: nothing sent
-        receive.close()
-        child.join()
+    except BaseException:
+        run.stop()
+        raise
+    got = run.results()
     if on_done is not None:
         on_done(len(mine))
-    results.update(got if got is not None and child.exitcode == 0
-                   else render_run(job, theirs))
+    results.update(got if got is not None else render_run(job, theirs))
     if on_done is not None:
         on_done(len(theirs))
     return results
 
 
-def _split_child(job: RenderJob, indexes: list[int], send: Connection) -> None:
-    """The forked child of :func:`_render_split`: render, send the results, exit (an error
-    ends it with exit code 1, silently: the parent renders those pages again and raises)."""
+@dataclass
+class ForkedRun:
+    """A run of pages a forked child renders (:func:`fork_run`); ``process`` is None once
+    :meth:`results` or :meth:`stop` has ended it."""
+
+    process: BaseProcess | None
+    receive: Connection | None
+    _got: list[tuple[int, Rendered]] | None = field(default=None, repr=False)
+
+    def results(self) -> list[tuple[int, Rendered]] | None:
+        """Each page's links and searchable hash (:func:`render_run`), once the child has
+        ended; None if it failed: the caller renders those pages (an error is raised there,
+        with its traceback)."""
+        if self.process is None or self.receive is None:
+            return self._got
+        try:
+            got: list[tuple[int, Rendered]] | None = self.receive.recv()
+        except (EOFError, OSError):
+            got = None  # the child failed: nothing sent
+        self.receive.close()
+        self.process.join()
+        self._got = got if self.process.exitcode == 0 else None
+        self.process = self.receive = None
+        return self._got
+
+    def stop(self) -> None:
+        """End the child now (the caller failed or was interrupted), its pages unused."""
+        if self.process is not None:
+            self.process.terminate()
+            self.process.join()
+            self.process = None
+        if self.receive is not None:
+            self.receive.close()
+            self.receive = None
+
+
+def fork_run(job: RenderJob, indexes: list[int]) -> ForkedRun:
+    """Fork a child that renders the pages at ``indexes`` (their folders made, the job's
+    environments warmed up before: :func:`warm_up`) while this process goes on."""
+    ctx = multiprocessing.get_context("fork")  # fork: the job is not pickled
+    receive, send = ctx.Pipe(duplex=False)
+    child = ctx.Process(target=_run_child, args=(job, indexes, send), daemon=True)
+    child.start()
+    send.close()
+    return ForkedRun(child, receive)
+
+
+def _run_child(job: RenderJob, indexes: list[int], send: Connection) -> None:
+    """The child of :func:`fork_run`: render, send the results, exit (an error ends it with
+    exit code 1, silently: the parent renders those pages again and raises)."""
+    # Ctrl-C is the parent's: it stops the child (ForkedRun.stop), as it ends pool workers
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         job.store.reconnect()  # a SQLite connection must not cross a fork
+        gc.freeze()  # what came through the fork is never scanned (as in a pool worker)
         send.send(render_run(job, indexes))
         send.close()
     except BaseException:
