@@ -2,8 +2,9 @@
 
 :data:`STAGES`, in order: **gather** (one consistent read of the knowledge base,
 :mod:`prkb.site.gather`) -> **plan** (every page with the hash of its inputs,
-:mod:`prkb.site.plan`; which pages did not change since the previous build; in a cold build
-the oldest PR pages rendered meanwhile by a child, :mod:`prkb.site.early`) -> **render**
+:mod:`prkb.site.plan`; which pages did not change since the previous build; in a cold build,
+from the gather to here, digest week pages rendered meanwhile by a child,
+:mod:`prkb.site.early`) -> **render**
 (unchanged pages reused, the others rendered, :mod:`prkb.site.render`; static assets, sitemap;
 internal links checked, :mod:`prkb.site.links`) -> **index** (the Pagefind search index in
 shards, each indexed again only when what it reads of its pages changed,
@@ -37,7 +38,7 @@ from ..render import evidence_lines
 from ..store import Store, canonical_json
 from . import links as site_links
 from . import state as site_state
-from .early import EarlyPages
+from .early import EarlyWeeks
 from .early import start as start_early
 from .feed import sitemap
 from .fragments import FragmentCache
@@ -47,7 +48,7 @@ from .output import OutputTree, Trash
 from .page import Page, ReportHtml
 from .partial import PartialJob, Replan, partial_plan
 from .plan import Plan, current_hashes, plan_pages
-from .render import RenderJob, render_all
+from .render import RenderJob, render_all, warm_up
 from .search import (
     INDEX,
     PRIMARY,
@@ -170,10 +171,11 @@ class Build:
     data: SiteData = field(default_factory=SiteData)
     patch: bool = True  # try a plan from a partial read (prkb.site.partial)
     patched: Plan | None = None  # that plan, when it applied
-    # a cold build's PR pages rendered by a child while this process plans (site/early.py)
-    early: EarlyPages | None = None
-    # the render's template environments and loaded templates (made before the early child
-    # forks, when there is one: site/early.py)
+    # a cold build's digest week pages rendered by a child while this process reads and
+    # plans (site/early.py)
+    early: EarlyWeeks | None = None
+    # the render's template environments and loaded templates (made while the early child
+    # renders, when there is one)
     envs: dict[str, Any] = field(default_factory=dict)
     templates: dict[tuple[str, str], Any] = field(default_factory=dict)
     # plan
@@ -218,13 +220,13 @@ def gather(b: Build) -> None:
         # pages into its new tree, in a child process, while it reads and plans
         if (b.patched is None or not b.tree.in_place()) and b.old.pages:
             b.tree.start_prelink()
+        if b.patched is None and not b.old.pages:
+            # a cold build (every page is rendered): week pages meanwhile, from a read made
+            # after the cursor's
+            b.early = start_early(b.store, b.profile, b.langs, base_url=b.base_url,
+                                  tmp=b.tree.tmp, search=b.search_on)
         if b.patched is None:
             b.data = gather_data(b.store, b.profile)
-    if b.patched is None and not b.old.pages:  # a cold build: every page is rendered
-        b.early = start_early(b.store, b.data, b.profile, b.langs, report_html=b.report_html,
-                              base_url=b.base_url, tmp=b.tree.tmp, search=b.search_on,
-                              warm_ups=_warm_ups(b.profile.rules), envs=b.envs,
-                              templates=b.templates)
     b.stats.patched = b.patched is not None
     b.lap("gather")
 
@@ -256,10 +258,21 @@ def plan(b: Build) -> None:
             b.todo.append(i)
     for path, _ in b.plan.carried:  # kept as they are, with the previous build's hashes
         b.new.pages[path] = [old[path][0], "", ""]
+    if b.early is not None:
+        # the render's template environments made while the early child still renders; then
+        # it stops after its page (the render takes its pages: render)
+        warm_up(_render_job(b), list(range(len(b.pages))))
+        b.early.stop_soon()
     b.lap("hash")
     gc.freeze()
     if b.gc_on:
         gc.enable()
+
+
+def _render_job(b: Build) -> RenderJob:
+    return RenderJob(b.pages, b.store, b.langs, b.base_url, b.tree.tmp, search=b.search_on,
+                     envs=b.envs, templates=b.templates, warm_ups=_warm_ups(b.profile.rules),
+                     prefetch=getattr(b.report_html, "prefetch", None))
 
 
 def render(b: Build) -> None:
@@ -270,9 +283,7 @@ def render(b: Build) -> None:
     # same salt: base URL, assets) means the same sitemap and no kept link can break
     gone = old.pages.keys() - new.pages.keys()
     same_paths = not gone and len(old.pages) == len(new.pages)
-    job = RenderJob(pages, b.store, b.langs, b.base_url, tree.tmp, search=b.search_on,
-                    envs=b.envs, templates=b.templates, warm_ups=_warm_ups(b.profile.rules),
-                    prefetch=getattr(b.report_html, "prefetch", None))
+    job = _render_job(b)
     rendered_links: dict[str, list[str]] = {}
 
     def rendered(path: str, page_links: list[str], searchable: str) -> None:
@@ -287,19 +298,15 @@ def render(b: Build) -> None:
     # the pages that changed first, while the prelink child still links the kept ones
     todo = [pages[i].path for i in b.todo]
     tree.make_folders(todo)
-    early = set(b.early.paths) if b.early is not None else set()
+    # the week pages the early child finished while this process read and planned
+    early = b.early.results(b.plan.weeks_from) if b.early is not None else {}
+    for path, (page_links, searchable) in early.items():
+        rendered(path, page_links, searchable)
+    if early:
+        done = _advance(b.on_page)
+        if done is not None:
+            done(len(early))
     render_some([i for i in b.todo if pages[i].path not in early] if early else b.todo)
-    if b.early is not None:  # the pages the early child rendered while this process planned
-        got = b.early.results()
-        left = [i for i in b.todo if pages[i].path in early]
-        if got is None or len(got) != len(left):  # it failed: render them here
-            render_some(left)
-        else:
-            for i in left:
-                rendered(pages[i].path, *got[pages[i].path])
-            done = _advance(b.on_page)
-            if done is not None:
-                done(len(left))
     b.lap("render")
     carried = b.plan.carried
     here, lost = tree.place_pages([pages[i].path for i in b.keep] + [c[0] for c in carried],

@@ -141,6 +141,9 @@ class DigestPlan:
     pages: list[Page]
     weeks: dict[str, list[int]]  # week -> its PRs (week_prs)
     week_ends: dict[str, str]  # week -> a hash of the dates of its PRs' relation ends
+    # what the week pages are made from besides each week's digest: the rows of the weeks
+    # and the PRs with a page (week_fingerprint)
+    made_from: tuple[list[dict[str, Any]], frozenset[str]]
 
 
 def digest_pages(
@@ -159,8 +162,6 @@ def digest_pages(
     ``whole`` (a :class:`prkb.site.plan.Whole`): ``data`` is a partial read; the weeks,
     their relation ends and the PR slugs are the whole site's, from there (``pr_hash`` then
     holds every PR)."""
-    from ..publish.digest import week_period
-
     week_data = WeekData(store, profile)
     if whole is None:
         weeks = week_prs(data, profile)
@@ -172,11 +173,7 @@ def digest_pages(
         weeks, ends, slugs = whole.weeks, whole.week_ends, whole.slugs
     hashes = week_hashes(weeks, pr_hash, ends)
     pages: list[Page] = []
-    rows: list[dict[str, Any]] = []
-    for key, ids in weeks.items():
-        period = week_period(key)
-        rows.append({"key": key, "first": period.first_day.isoformat(),
-                     "last": period.last_day.isoformat(), "prs": len(ids)})
+    rows = week_rows(weeks)
     h_rows = hashlib.sha256(repr(rows).encode()).hexdigest()
     for lang in langs:
         pages.append(Page(
@@ -201,17 +198,45 @@ def digest_pages(
     for n, row in enumerate(rows):
         key = row["key"]
         for lang in langs:
-            pages.append(Page(
-                f"{lang}/digest/{key}.html", "site/digest.html",
-                {**common, "h": hashes[key]},
-                partial(_week_context, week_data, fixed[lang], row, lang, slugs),
-                lang=lang, search=True, shard=digest_shard(key), when=_when(row),
-            ))
+            pages.append(week_page(week_data, fixed[lang], row, lang, slugs,
+                                   {**common, "h": hashes[key]}))
         if n == len(newest) - 1:
             pages.extend(feeds())
     if not rows:
         pages.extend(feeds())
-    return DigestPlan(pages, weeks, ends)
+    return DigestPlan(pages, weeks, ends, (rows, slugs))
+
+
+def week_rows(weeks: dict[str, list[int]]) -> list[dict[str, Any]]:
+    """The row of each week of :func:`week_prs` (its key, first and last day and number of
+    PRs), in the same order: what its page and the list of weeks show of it."""
+    from ..publish.digest import week_period
+
+    rows: list[dict[str, Any]] = []
+    for key, ids in weeks.items():
+        period = week_period(key)
+        rows.append({"key": key, "first": period.first_day.isoformat(),
+                     "last": period.last_day.isoformat(), "prs": len(ids)})
+    return rows
+
+
+def week_page(
+    week_data: WeekData, fixed: dict[str, Any], row: dict[str, Any], lang: str,
+    slugs: frozenset[str], inputs: Any,
+) -> Page:
+    """The page of the week of ``row`` (:func:`week_rows`) in ``lang``; ``slugs``: the PRs
+    that have a page in the site (its PR links go to those)."""
+    key = row["key"]
+    return Page(f"{lang}/digest/{key}.html", "site/digest.html", inputs,
+                partial(_week_context, week_data, fixed, row, lang, slugs),
+                lang=lang, search=True, shard=digest_shard(key), when=_when(row))
+
+
+def week_fingerprint(rows: list[dict[str, Any]], slugs: frozenset[str]) -> str:
+    """A hash of everything a week page is made from besides the knowledge base's digest of
+    that week (:func:`week_page`): the rows of every week and the PRs with a page."""
+    text = repr((rows, sorted(slugs)))
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
 def _when(row: dict[str, Any]) -> str:

@@ -1,53 +1,78 @@
-"""PR pages rendered while the plan is made: a cold build's second core at work early.
+"""Digest week pages rendered while the knowledge base is read and the site planned: a cold
+build's second core at work from the start.
 
 A full build reads the knowledge base (gather) and plans every page (plan) in one process,
-about a second at 10,000 PRs, before the render workers start: the other core waits. In a
-cold build (no previous pages: every page is rendered whatever its hash), the pages of the
-oldest PRs need nothing the plan makes. So right after the gather, a forked child renders
-them (:func:`start`) into the new tree, from the same gathered data and with the same page
-closures the plan makes (:func:`~prkb.site.plan.pr_pages`), while this process plans; the
-render stage leaves those pages to it and takes their links and search hashes from it
-(:meth:`EarlyPages.results`). If the child fails, its pages are rendered with the rest.
+about a second at 10,000 PRs, before the render workers start: the other core would wait. A
+week's digest page needs nothing of that: it reads its week from the knowledge base itself
+(:func:`prkb.publish.digest.gather`), and besides that only the list of weeks and which PRs
+have a page, which one light query gives. So in a cold build (no previous pages: every page
+is rendered whatever its hash) a child forked before the gather (:func:`start`) renders week
+pages, oldest first, into the new tree, each page whole, until the plan is made
+(:meth:`EarlyWeeks.stop_soon`); the render stage takes the pages it finished, with their
+links and search hashes (:meth:`EarlyWeeks.results`), and renders the rest.
 
-The child renders about what one core does while the plan is made (:data:`SHARE` of the
-PRs), and is stopped with the build if the build ends early (an error, Ctrl-C).
+The child reads after the change journal's cursor was taken, so its pages are never older
+than what the next build compares with. If what it made its pages from (the weeks and the
+PRs with a page: :func:`~prkb.site.digest_pages.week_fingerprint`) is not what the plan made
+them from (the knowledge base changed between the two reads, or a week ended), or the child
+failed, the pages it wrote are removed and rendered with the rest. A build that ends early
+stops the child.
 """
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 from dataclasses import dataclass
+from multiprocessing.synchronize import Event as EventType
 from pathlib import Path
 from typing import Any
 
 from ..profile import Profile
 from ..store import Store
-from .gather import SiteData
-from .page import ReportHtml
-from .plan import fixed_of, pr_pages
-from .render import ForkedRun, Rendered, RenderJob, fork_run, warm_up
+from .digest_pages import WeekData, week_fingerprint, week_page, week_prs, week_rows
+from .gather import SiteData, pr_slug
+from .plan import fixed_of
+from .render import ForkedRun, Rendered, RenderJob, fork_child, render_run
 
-# a cold build of at least this many PRs renders some PR pages early; the plan of fewer
-# takes less than the fork and what a new process fills again (its caches) cost
+# a cold build of at least this many PRs starts the child; the gather and plan of fewer take
+# less than the fork and what a new process fills again (its caches) cost
 MIN_PRS = 1000
-# the share of the PRs (the oldest) the child renders: at 10,000 PRs, the plan takes ~0.6 s
-# and the child renders about 330 PRs' pages (two languages, ~1.3 ms a page) in that time
-SHARE = 30  # one PR in SHARE
+
+WeeksMade = tuple[str, list[tuple[str, Rendered]]]  # (week_fingerprint, (path, rendered)...)
 
 
 @dataclass
-class EarlyPages:
-    """The pages at ``paths`` and the forked child rendering them."""
+class EarlyWeeks:
+    """The forked child rendering week pages, and when to stop it."""
 
-    paths: list[str]
-    run: ForkedRun
+    run: ForkedRun[WeeksMade]
+    stopping: EventType
+    tmp: Path
+    langs: list[str]
 
-    def results(self) -> dict[str, Rendered] | None:
-        """Each page's links and searchable hash, by path, once the child has ended; None if
-        it failed (its pages are to be rendered by the caller)."""
+    def stop_soon(self) -> None:
+        """Have the child stop after the page it is rendering (the render workers start)."""
+        self.stopping.set()
+
+    def results(self, made_from: tuple[list[dict[str, Any]], frozenset[str]] | None
+                ) -> dict[str, Rendered]:
+        """The pages the child finished, by path, with their links and search hashes, once it
+        has stopped; none if it failed or made them from other weeks than ``made_from``
+        (``Plan.weeks_from``): the files it wrote are then removed."""
+        self.stop_soon()
         got = self.run.results()
-        return None if got is None else {self.paths[i]: one for i, one in got}
+        if got is not None and made_from is not None \
+                and got[0] == week_fingerprint(*made_from):
+            return dict(got[1])
+        # only the child has written into the week folders yet (the render has not begun)
+        for lang in self.langs:
+            folder = self.tmp / lang / "digest"
+            if folder.is_dir():
+                for f in folder.iterdir():
+                    f.unlink()
+        return {}
 
     def stop(self) -> None:
         """End the child now (the build failed or was interrupted), its pages unused."""
@@ -55,30 +80,49 @@ class EarlyPages:
 
 
 def start(
-    store: Store, data: SiteData, profile: Profile, langs: list[str], *,
-    report_html: ReportHtml, base_url: str | None, tmp: Path, search: bool,
-    warm_ups: dict[str, Any], envs: dict[str, Any], templates: dict[Any, Any],
-) -> EarlyPages | None:
-    """Fork the child rendering the pages of the oldest PRs of ``data`` (a cold build's);
-    None when the build is too small, or there is no ``fork``.
+    store: Store, profile: Profile, langs: list[str], *, base_url: str | None, tmp: Path,
+    search: bool,
+) -> EarlyWeeks | None:
+    """Fork the child rendering week pages into ``tmp`` (a cold build's new tree); None when
+    the build is too small, or there is no ``fork``. Call it after the change journal's
+    cursor is read."""
+    if (os.cpu_count() or 1) < 2 or str(store.path) == ":memory:" \
+            or "fork" not in multiprocessing.get_all_start_methods() \
+            or store.site_pr_count() < MIN_PRS:
+        return None
+    stopping = multiprocessing.get_context("fork").Event()
+    run = fork_child(_render_weeks, store, profile, langs, base_url, tmp, search, stopping)
+    return EarlyWeeks(run, stopping, tmp, langs)
 
-    The template environments are made (in ``envs`` and ``templates``, which the build's
-    render job shares) before the fork: the child and, later, the render workers inherit
-    them, made once."""
-    if len(data.prs) < MIN_PRS or (os.cpu_count() or 1) < 2 \
-            or str(store.path) == ":memory:" \
-            or "fork" not in multiprocessing.get_all_start_methods():
-        return None
-    share = len(data.prs) // SHARE
-    if share == 0:
-        return None
-    prs = [(pr, None, False) for pr in data.prs[-share:]]
-    pages = pr_pages(store, report_html, fixed_of(profile, langs), data, prs, langs)
-    job = RenderJob(pages, store, langs, base_url, tmp, search=search, envs=envs,
-                    templates=templates, warm_ups=warm_ups,
-                    prefetch=getattr(report_html, "prefetch", None))
-    indexes = list(range(len(pages)))
-    warm_up(job, indexes)
-    for d in sorted({p.path.rpartition("/")[0] for p in pages} - {""}):
-        (tmp / d).mkdir(parents=True, exist_ok=True)
-    return EarlyPages([p.path for p in pages], fork_run(job, indexes))
+
+def _render_weeks(
+    store: Store, profile: Profile, langs: list[str], base_url: str | None, tmp: Path,
+    search: bool, stopping: EventType,
+) -> WeeksMade:
+    """The child: the week pages as the plan makes them (digest_pages), oldest week first,
+    until ``stopping`` is set; what they were made from and what was rendered."""
+    store.reconnect()  # a SQLite connection must not cross a fork
+    with store.read_snapshot():
+        prs: list[dict[str, Any]] = [
+            {"id": pr_id, "repo": repo, "slug": pr_slug(number, ref), "state": state,
+             "created_at": created_at, "closed_at": closed_at, "merged_at": merged_at,
+             "source": source}
+            for (pr_id, repo, ref, number, state, created_at, closed_at, merged_at, source)
+            in store.site_pr_stamps()]
+    rows = week_rows(week_prs(SiteData(prs=prs), profile))
+    slugs = frozenset(str(p["slug"]) for p in prs)
+    fixed = fixed_of(profile, langs)
+    weeks = WeekData(store, profile)
+    pages = [week_page(weeks, fixed[lang], row, lang, slugs, None)
+             for row in reversed(rows) for lang in langs]
+    for lang in langs:
+        (tmp / lang / "digest").mkdir(parents=True, exist_ok=True)
+    job = RenderJob(pages, store, langs, base_url, tmp, search=search)
+    made: list[tuple[str, Rendered]] = []
+    for i, page in enumerate(pages):
+        if stopping.is_set():
+            break
+        made.extend((page.path, one) for _i, one in render_run(job, [i]))
+        if i % len(langs) == len(langs) - 1:
+            gc.collect(1)  # a week's cycles (the collector is off, as in the gather)
+    return week_fingerprint(rows, slugs), made

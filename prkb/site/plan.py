@@ -328,7 +328,7 @@ def plan_pages(
                                   if e[k]["slug"]}),
             "search": [[p.path, p.shard] for p in pages if p.search],
         }
-    return Plan(pages, pr_hashes, currents, model)
+    return Plan(pages, pr_hashes, currents, model, weeks_from=digests.made_from)
 
 
 @dataclass
@@ -345,6 +345,10 @@ class Plan:
     # a plan from a partial read (prkb.site.partial): the previous build's pages kept as they
     # are, never rendered, each with its search shard (None: not in the search index)
     carried: list[tuple[str, str | None]] = field(default_factory=list)
+    # what the digest week pages are made from (DigestPlan.made_from): the pages a child
+    # rendered early from its own read are these pages only if it read the same
+    # (site/early.py)
+    weeks_from: tuple[list[dict[str, Any]], frozenset[str]] | None = None
 
 
 # A PR's fields that only pages showing that PR's own data show (what its summary, report

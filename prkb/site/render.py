@@ -22,6 +22,7 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from multiprocessing.synchronize import Event as EventType
 from pathlib import Path
+from typing import Any, Generic, TypeVar
 
 import jinja2
 from markupsafe import Markup
@@ -35,6 +36,8 @@ from .macros import make_helpers
 from .output import ASSETS, write_new
 from .page import LANG_CODES, Page, holder_dir, root_of
 from .search import searchable_hash
+
+_T = TypeVar("_T")
 
 PARALLEL_MIN = 160  # PR pages' worth of work; below this, a pool costs more than it saves
 HEAVY = 10  # what a page other than a PR page is worth, in PR pages (a rough mean)
@@ -329,22 +332,21 @@ def _render_split(
 
 
 @dataclass
-class ForkedRun:
-    """A run of pages a forked child renders (:func:`fork_run`); ``process`` is None once
-    :meth:`results` or :meth:`stop` has ended it."""
+class ForkedRun(Generic[_T]):
+    """Work a forked child does while this process goes on (:func:`fork_child`); ``process``
+    is None once :meth:`results` or :meth:`stop` has ended it."""
 
     process: BaseProcess | None
     receive: Connection | None
-    _got: list[tuple[int, Rendered]] | None = field(default=None, repr=False)
+    _got: _T | None = field(default=None, repr=False)
 
-    def results(self) -> list[tuple[int, Rendered]] | None:
-        """Each page's links and searchable hash (:func:`render_run`), once the child has
-        ended; None if it failed: the caller renders those pages (an error is raised there,
-        with its traceback)."""
+    def results(self) -> _T | None:
+        """What the child's work returned, once the child has ended; None if it failed: the
+        caller does that work itself (an error is raised there, with its traceback)."""
         if self.process is None or self.receive is None:
             return self._got
         try:
-            got: list[tuple[int, Rendered]] | None = self.receive.recv()
+            got: _T | None = self.receive.recv()
         except (EOFError, OSError):
             got = None  # the child failed: nothing sent
         self.receive.close()
@@ -354,7 +356,7 @@ class ForkedRun:
         return self._got
 
     def stop(self) -> None:
-        """End the child now (the caller failed or was interrupted), its pages unused."""
+        """End the child now (the caller failed or was interrupted), its work unused."""
         if self.process is not None:
             self.process.terminate()
             self.process.join()
@@ -364,26 +366,36 @@ class ForkedRun:
             self.receive = None
 
 
-def fork_run(job: RenderJob, indexes: list[int]) -> ForkedRun:
-    """Fork a child that renders the pages at ``indexes`` (their folders made, the job's
-    environments warmed up before: :func:`warm_up`) while this process goes on."""
-    ctx = multiprocessing.get_context("fork")  # fork: the job is not pickled
+def fork_child(work: Callable[..., _T], *args: Any) -> ForkedRun[_T]:
+    """Fork a child that returns ``work(*args)`` to this process, which goes on meanwhile.
+    ``work`` runs in the child: the first thing it does with a store is reconnect it."""
+    ctx = multiprocessing.get_context("fork")  # fork: the arguments are not pickled
     receive, send = ctx.Pipe(duplex=False)
-    child = ctx.Process(target=_run_child, args=(job, indexes, send), daemon=True)
+    child = ctx.Process(target=_run_child, args=(work, args, send), daemon=True)
     child.start()
     send.close()
     return ForkedRun(child, receive)
 
 
-def _run_child(job: RenderJob, indexes: list[int], send: Connection) -> None:
-    """The child of :func:`fork_run`: render, send the results, exit (an error ends it with
-    exit code 1, silently: the parent renders those pages again and raises)."""
+def fork_run(job: RenderJob, indexes: list[int]) -> ForkedRun[list[tuple[int, Rendered]]]:
+    """Fork a child that renders the pages at ``indexes`` (their folders made, the job's
+    environments warmed up before: :func:`warm_up`) while this process goes on."""
+    return fork_child(_render_forked, job, indexes)
+
+
+def _render_forked(job: RenderJob, indexes: list[int]) -> list[tuple[int, Rendered]]:
+    job.store.reconnect()  # a SQLite connection must not cross a fork
+    return render_run(job, indexes)
+
+
+def _run_child(work: Callable[..., Any], args: tuple[Any, ...], send: Connection) -> None:
+    """The child of :func:`fork_child`: work, send what it returned, exit (an error ends it
+    with exit code 1, silently: the parent does the work again and raises)."""
     # Ctrl-C is the parent's: it stops the child (ForkedRun.stop), as it ends pool workers
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        job.store.reconnect()  # a SQLite connection must not cross a fork
         gc.freeze()  # what came through the fork is never scanned (as in a pool worker)
-        send.send(render_run(job, indexes))
+        send.send(work(*args))
         send.close()
     except BaseException:
         sys.exit(1)

@@ -23,6 +23,8 @@ SitePrRow = tuple[
     int, str, str, int | None, str, str, str | None, str | None, str | None, str | None,
     str | None, str | None, str, str, str, str,
 ]
+# (id, repo, ref, number, state, created_at, closed_at, merged_at, source)
+SitePrStampRow = tuple[int, str, str, int | None, str, str | None, str | None, str | None, str]
 # (pr_id, file, class_name, attr, before, after, direction)
 SiteChangeRow = tuple[int, str, str, str, str | None, str | None, str]
 # (pr_id, rule, file, class_name, message_en, message_zh, commit_sha, severity)
@@ -62,6 +64,17 @@ class SiteQueries(StoreBase):
             " merged_at, merge_commit_sha, url, labels, raw_hash, analysis, source FROM prs",
             "id IN ?", ids,
         ))
+
+    def site_pr_stamps(self) -> Iterator[SitePrStampRow]:
+        """Every PR record's name and what dates it (:data:`SitePrStampRow`), unordered: the
+        PRs of :meth:`site_prs`, for what needs only their weeks and page names."""
+        return cast(Iterator[SitePrStampRow], self._tuples(
+            "SELECT id, repo, ref, number, state, created_at, closed_at, merged_at, source"
+            " FROM prs"))
+
+    def site_pr_count(self) -> int:
+        """How many PR records :meth:`site_prs` reads."""
+        return int(self.conn.execute("SELECT COUNT(*) FROM prs").fetchone()[0])
 
     def site_symbol_changes(self, ids: Collection[int] | None = None) -> Iterator[SiteChangeRow]:
         """Every declaration change, by PR id then its order in the PR."""
