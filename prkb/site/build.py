@@ -32,6 +32,7 @@ from typing import Any
 
 from .. import __version__
 from ..errors import InputError
+from ..lifetime import leave
 from ..paths import project_root, templates_dir
 from ..profile import Profile
 from ..render import evidence_lines
@@ -476,6 +477,7 @@ def build_site(
         if b.gc_on:
             gc.enable()
     b.stats.seconds["total"] = time.perf_counter() - t0
+    leave(b)  # the prkb command frees the build's data with its process (prkb/lifetime.py)
     return b.stats
 
 
