@@ -31,6 +31,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "prkb.dates",
             "prkb.atomic",
             "prkb.progress",
+            "prkb.lifetime",
             "prkb.models",
             "prkb.profile",
             "prkb.glossary",
