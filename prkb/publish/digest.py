@@ -650,6 +650,7 @@ def _env(lang: str, html: bool = False) -> Any:
         subject_catalog,
         text_gettext,
     )
+    from .digest_lists import DigestLists
     from .digest_relations import RelationItems
 
     env = jinja_env(lang, autoescape=True if html else None)
@@ -679,6 +680,7 @@ def _env(lang: str, html: bool = False) -> Any:
     env.globals["sentences"] = sentence_macros(env, lang, subject_catalog(lang), state=True,
                                                evidence=evidence_writer(env))
     env.globals["relation_items"] = RelationItems(env)  # reads the evidence lines
+    env.globals["lists"] = DigestLists(env)
     return env
 
 
