@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import time
 from pathlib import Path
 from typing import Any
 
@@ -178,6 +179,41 @@ def test_pages_made_from_other_weeks_than_the_plan_are_removed(
     assert not list((tmp_path / "out").glob("*/digest/2001-W01.html"))
     assert files(tmp_path / "out") == files(reference)
     assert _state(tmp_path / "out") == _state(reference)
+
+
+def test_the_child_forks_outside_the_read_and_reads_after_the_cursor(
+    kb: Path, tmp_path: Path, spied: Spy, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from prkb.store import Store
+
+    seen = tmp_path / "seen"
+    real_cursor, real_child = Store.change_cursor, early._render_weeks
+
+    def cursor(self: Store) -> Any:
+        got = real_cursor(self)
+        seen.with_suffix(".cursor").write_text(str(time.monotonic_ns()))
+        return got
+
+    def child(store: Store, *args: Any) -> Any:
+        # the connection as it came through the fork, then when the child reads
+        seen.with_suffix(".fork").write_text(str(store.conn.in_transaction))
+        real_stamps = store.site_pr_stamps
+
+        def stamps() -> Any:
+            seen.with_suffix(".read").write_text(str(time.monotonic_ns()))
+            return real_stamps()
+
+        store.site_pr_stamps = stamps  # type: ignore[method-assign]
+        return real_child(store, *args)
+
+    monkeypatch.setattr(Store, "change_cursor", cursor)
+    monkeypatch.setattr(early, "_render_weeks", child)
+    monkeypatch.setattr(early.EarlyWeeks, "stop_soon", lambda self: None)
+    _build(kb, tmp_path / "a")
+    assert spied.taken and spied.taken[0]
+    assert seen.with_suffix(".fork").read_text() == "False"
+    assert int(seen.with_suffix(".read").read_text()) > int(
+        seen.with_suffix(".cursor").read_text())
 
 
 def test_no_child_when_pages_can_be_kept(kb: Path, tmp_path: Path, spied: Spy) -> None:

@@ -209,8 +209,15 @@ def gather(b: Build) -> None:
     # build: no cycle collection while they are made, then frozen (never scanned again, and
     # not copied into forked workers by the collector's writes); see plan
     gc.disable()
+    if not b.old.pages and not b.old.model:
+        # a cold build (every page is rendered, no partial plan): week pages meanwhile, by a
+        # child forked before the read transaction, that reads after the cursor is taken
+        b.early = start_early(b.store, b.profile, b.langs, base_url=b.base_url,
+                              tmp=b.tree.tmp, search=b.search_on)
     with b.store.read_snapshot():  # the cursor and the data from one consistent read
         b.cursor = b.store.change_cursor()
+        if b.early is not None:
+            b.early.go()
         b.changed = b.store.changes_since(b.old.kb)
         if b.patch and b.changed is not None and b.old.model:
             # a few PRs changed only what is shown of them: read and plan those pages only
@@ -221,11 +228,6 @@ def gather(b: Build) -> None:
         # pages into its new tree, in a child process, while it reads and plans
         if (b.patched is None or not b.tree.in_place()) and b.old.pages:
             b.tree.start_prelink()
-        if b.patched is None and not b.old.pages:
-            # a cold build (every page is rendered): week pages meanwhile, from a read made
-            # after the cursor's
-            b.early = start_early(b.store, b.profile, b.langs, base_url=b.base_url,
-                                  tmp=b.tree.tmp, search=b.search_on)
         if b.patched is None:
             b.data = gather_data(b.store, b.profile)
     b.stats.patched = b.patched is not None

@@ -11,7 +11,9 @@ pages, oldest first, into the new tree, each page whole, until the plan is made
 (:meth:`EarlyWeeks.stop_soon`); the render stage takes the pages it finished, with their
 links and search hashes (:meth:`EarlyWeeks.results`), and renders the rest.
 
-The child reads after the change journal's cursor was taken, so its pages are never older
+The child is forked before the build's read transaction (a SQLite connection in a read
+transaction must not cross a fork) and reads only once this process has taken the change
+journal's cursor in that transaction (:meth:`EarlyWeeks.go`), so its pages are never older
 than what the next build compares with. If what it made its pages from (the weeks and the
 PRs with a page: :func:`~prkb.site.digest_pages.week_fingerprint`) is not what the plan made
 them from (the knowledge base changed between the two reads, or a week ended), or the child
@@ -40,6 +42,7 @@ from .render import ForkedRun, Rendered, RenderJob, fork_child, render_run
 # less than the fork and what a new process fills again (its caches) cost
 MIN_PRS = 1000
 
+WAIT = 60.0  # seconds the child waits for the build's read to begin before it gives up
 WeeksMade = tuple[str, list[tuple[str, Rendered]]]  # (week_fingerprint, (path, rendered)...)
 
 
@@ -48,9 +51,14 @@ class EarlyWeeks:
     """The forked child rendering week pages, and when to stop it."""
 
     run: ForkedRun[WeeksMade]
+    reading: EventType
     stopping: EventType
     tmp: Path
     langs: list[str]
+
+    def go(self) -> None:
+        """Let the child read the knowledge base (the change journal's cursor is taken)."""
+        self.reading.set()
 
     def stop_soon(self) -> None:
         """Have the child stop after the page it is rendering (the render workers start)."""
@@ -83,25 +91,30 @@ def start(
     store: Store, profile: Profile, langs: list[str], *, base_url: str | None, tmp: Path,
     search: bool,
 ) -> EarlyWeeks | None:
-    """Fork the child rendering week pages into ``tmp`` (a cold build's new tree); None when
-    the build is too small, or there is no ``fork``. Call it after the change journal's
-    cursor is read."""
+    """Fork the child rendering week pages into ``tmp`` (a cold build's new tree), outside any
+    read transaction; it reads once :meth:`EarlyWeeks.go` is called. None when the build is
+    too small, or there is no ``fork``."""
     if (os.cpu_count() or 1) < 2 or str(store.path) == ":memory:" \
             or "fork" not in multiprocessing.get_all_start_methods() \
             or store.site_pr_count() < MIN_PRS:
         return None
-    stopping = multiprocessing.get_context("fork").Event()
-    run = fork_child(_render_weeks, store, profile, langs, base_url, tmp, search, stopping)
-    return EarlyWeeks(run, stopping, tmp, langs)
+    ctx = multiprocessing.get_context("fork")
+    reading, stopping = ctx.Event(), ctx.Event()
+    run = fork_child(_render_weeks, store, profile, langs, base_url, tmp, search, reading,
+                     stopping)
+    return EarlyWeeks(run, reading, stopping, tmp, langs)
 
 
 def _render_weeks(
     store: Store, profile: Profile, langs: list[str], base_url: str | None, tmp: Path,
-    search: bool, stopping: EventType,
+    search: bool, reading: EventType, stopping: EventType,
 ) -> WeeksMade:
-    """The child: the week pages as the plan makes them (digest_pages), oldest week first,
-    until ``stopping`` is set; what they were made from and what was rendered."""
+    """The child: once ``reading`` is set, the week pages as the plan makes them
+    (digest_pages), oldest week first, until ``stopping`` is set; what they were made from
+    and what was rendered."""
     store.reconnect()  # a SQLite connection must not cross a fork
+    if not reading.wait(WAIT):
+        return "", []  # the build never got to its read: nothing made
     with store.read_snapshot():
         prs: list[dict[str, Any]] = [
             {"id": pr_id, "repo": repo, "slug": pr_slug(number, ref), "state": state,
