@@ -134,7 +134,9 @@ def assert_same_as_fresh(store: Store, out: Path, fresh: Path) -> None:
         shutil.rmtree(fresh)
     build_site(store, fresh, load_profile(None), search=False)
     got, want = files(out), files(fresh)
-    assert sorted(got) == sorted(want)
+    assert sorted(got) == sorted(want), (
+        f"only in the site: {sorted(got.keys() - want.keys())[:10]}; "
+        f"only in a fresh build: {sorted(want.keys() - got.keys())[:10]}")
     stale = [name for name in want if got[name] != want[name]]
     assert stale == [], f"pages differ from a fresh build: {stale[:10]}"
     assert_same_model(out, fresh)
