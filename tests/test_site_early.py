@@ -216,6 +216,17 @@ def test_the_child_forks_outside_the_read_and_reads_after_the_cursor(
         seen.with_suffix(".cursor").read_text())
 
 
+def test_a_child_never_let_read_gives_up_and_leaves_its_pages_to_the_build(
+    kb: Path, reference: Path, tmp_path: Path, spied: Spy, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(early, "WAIT", 0.05)
+    monkeypatch.setattr(early.EarlyWeeks, "go", lambda self: None)
+    _build(kb, tmp_path / "a")
+    assert len(spied.started) == 1 and spied.taken == [{}]
+    assert files(tmp_path / "a") == files(reference)
+    assert _state(tmp_path / "a") == _state(reference)
+
+
 def test_no_child_when_pages_can_be_kept(kb: Path, tmp_path: Path, spied: Spy) -> None:
     _build(kb, tmp_path / "a")
     assert len(spied.started) == 1
