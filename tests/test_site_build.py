@@ -283,6 +283,34 @@ def test_refuses_to_replace_a_folder_it_did_not_write(tmp_path: Path) -> None:
     assert (tmp_path / "site" / "notes.txt").read_text() == "mine"
 
 
+def test_broken_links_of_many_pages_are_named_together(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Links are checked as pages come back from the workers (a cold build, the tree's files
+    known while they render); the error names the first five and counts the rest, and no
+    tree is left."""
+    from prkb.site import render as site_render
+
+    monkeypatch.setattr(site_render, "PARALLEL_MIN", 0)  # the pool, for this small site
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+
+    def bad_link(store: Store, pr: dict[str, Any], lang: str,
+                 links: Mapping[str, str]) -> str:
+        return '<p><a href="../pr/424242.html">x</a></p>'
+
+    out = tmp_path / "site"
+    with make_kb(tmp_path / "kb.sqlite") as store:
+        prs = store.site_pr_count()
+        with pytest.raises(site_links.BrokenLinks) as got:
+            build_site(store, out, load_profile(None), search=False, report_html=bad_link)
+    named = re.findall(r"\w+/pr/\w+\.html -> \w+/pr/424242\.html", str(got.value))
+    more = re.search(r"\(and (\d+) more\)", str(got.value))
+    assert len(named) == 5 and more is not None
+    assert int(more.group(1)) + 5 == 2 * prs  # each PR page, in both languages
+    assert not out.exists() and [p.name for p in tmp_path.iterdir()
+                                 if p.name.startswith(".")] == []
+
+
 def test_internal_links_and_site_safe() -> None:
     html = ('<a href="../pr/1.html#x">a</a><img src="../assets/a.png"><a href="https://x.org">'
             '<a href="javascript:alert(1)">j</a><a href="#top">t</a><a href="/en/">r</a>')

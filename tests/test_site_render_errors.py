@@ -58,3 +58,35 @@ def test_pages_that_do_not_fail_are_all_rendered(
     done = site_render.render_all(job, list(range(PAGES)))
     assert sorted(done) == list(range(PAGES))
     assert len(list((out / "p").iterdir())) == PAGES
+
+
+def test_work_done_meanwhile_and_results_taken_as_they_come(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``meanwhile`` runs once the workers have started and before any result is taken;
+    ``take`` gets every page's result (the returned dict is then empty)."""
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    job, _out = _job(tmp_path, failing=-1)
+    seen: list[Any] = []
+
+    def meanwhile() -> None:
+        seen.append(("meanwhile", len(multiprocessing.active_children())))
+
+    done = site_render.render_all(job, list(range(PAGES)), meanwhile=meanwhile,
+                                  take=lambda i, one: seen.append(i))
+    assert done == {}
+    assert seen[0] == ("meanwhile", 2)  # the two workers running
+    assert sorted(seen[1:]) == list(range(PAGES))
+
+
+def test_work_done_meanwhile_that_fails_ends_the_pool_and_is_raised(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    job, out = _job(tmp_path, failing=-1)
+
+    def meanwhile() -> None:
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError, match="No space left"):
+        site_render.render_all(job, list(range(PAGES)), meanwhile=meanwhile)
+    assert len(list((out / "p").iterdir())) < PAGES  # the queued runs were skipped
+    assert multiprocessing.active_children() == []

@@ -49,7 +49,7 @@ from .output import OutputTree, Trash
 from .page import Page, ReportHtml
 from .partial import PartialJob, Replan, partial_plan
 from .plan import Plan, current_hashes, plan_pages
-from .render import RenderJob, render_all, warm_up
+from .render import Rendered, RenderJob, render_all, warm_up
 from .search import (
     INDEX,
     PRIMARY,
@@ -288,15 +288,40 @@ def render(b: Build) -> None:
     same_paths = not gone and len(old.pages) == len(new.pages)
     job = _render_job(b)
     rendered_links: dict[str, list[str]] = {}
+    # the rendered pages' links, checked against the tree's files as the pages come once
+    # those are known (tree_files)
+    check: site_links.LinkCheck | None = None
 
     def rendered(path: str, page_links: list[str], searchable: str) -> None:
         rendered_links[path] = page_links
         new.pages[path][1:] = [site_state.links_hash(page_links), searchable]
+        if check is not None:
+            check.page(path, page_links)
 
-    def render_some(indexes: list[int], counted: bool = True) -> None:
+    def take(i: int, one: Rendered) -> None:
+        rendered(pages[i].path, *one)
+
+    def render_some(indexes: list[int], counted: bool = True,
+                    meanwhile: Callable[[], None] | None = None) -> None:
         done = _advance(b.on_page) if counted else None  # each page once on the progress bar
-        for i, (page_links, searchable) in render_all(job, indexes, on_done=done).items():
-            rendered(pages[i].path, page_links, searchable)
+        render_all(job, indexes, on_done=done, take=take, meanwhile=meanwhile)
+
+    def tree_files() -> None:
+        """The static assets and the sitemap written; the tree's files known, and the links
+        of the pages rendered so far checked against them (and of every page rendered
+        from now on, as it comes)."""
+        nonlocal check
+        written = set(new.pages) | tree.copy_assets()
+        if not (same_paths and tree.reuse("sitemap.xml")):
+            html_pages = sorted([p.path for p in pages if p.kind == "html"
+                                 and p.path != "404.html"]
+                                + [path for path, _ in b.plan.carried
+                                   if path.endswith(".html") and path != "404.html"])
+            tree.write("sitemap.xml", sitemap(html_pages, b.base_url))
+        written.add("sitemap.xml")
+        check = site_links.LinkCheck(written)
+        for path, page_links in rendered_links.items():
+            check.page(path, page_links)
 
     # the pages that changed first, while the prelink child still links the kept ones
     todo = [pages[i].path for i in b.todo]
@@ -309,7 +334,16 @@ def render(b: Build) -> None:
         done = _advance(b.on_page)
         if done is not None:
             done(len(early))
-    render_some([i for i in b.todo if pages[i].path not in early] if early else b.todo)
+    # a cold build's tree holds only what this build writes (no previous page linked in, none
+    # kept): its files are known now, and written while the workers render
+    cold = not old.pages
+    def meanwhile() -> None:
+        tree_files()
+        if b.plan.model is not None:  # the model of the site too (see write)
+            new.model = tree.save_model(b.plan.model)
+
+    render_some([i for i in b.todo if pages[i].path not in early] if early else b.todo,
+                meanwhile=meanwhile if cold else None)
     b.lap("render")
     carried = b.plan.carried
     here, lost = tree.place_pages([pages[i].path for i in b.keep] + [c[0] for c in carried],
@@ -342,15 +376,11 @@ def render(b: Build) -> None:
     b.stats.rendered = len(b.todo)
     b.stats.pages = len(pages) + len(carried)
     b.lap("reuse")
-    written = set(new.pages) | tree.copy_assets()
-    if not (same_paths and tree.reuse("sitemap.xml")):
-        html_pages = sorted([p.path for p in pages if p.kind == "html" and p.path != "404.html"]
-                            + [path for path, _ in carried
-                               if path.endswith(".html") and path != "404.html"])
-        tree.write("sitemap.xml", sitemap(html_pages, b.base_url))
-    written.add("sitemap.xml")
+    if check is None:
+        tree_files()
     b.lap("assets")
-    _check_and_keep_links(b, kept, rendered_links, written, gone=bool(gone),
+    assert check is not None
+    _check_and_keep_links(b, kept, rendered_links, check, gone=bool(gone),
                           same_paths=same_paths)
     b.lap("links")
 
@@ -395,7 +425,8 @@ def write(b: Build) -> None:
     """Stage 5: the model of the site (kept as it was by a patched build) and the manifest,
     then the new tree swapped in for the previous site."""
     if b.plan.model is not None:
-        b.new.model = b.tree.save_model(b.plan.model)
+        if not b.new.model:  # (a cold build wrote it while its workers rendered: render)
+            b.new.model = b.tree.save_model(b.plan.model)
     elif b.tree.reuse(MODEL):
         b.new.model = b.old.model
     b.tree.save_manifest(b.new)
@@ -493,20 +524,22 @@ def _run_stages(b: Build) -> None:
 
 
 def _check_and_keep_links(
-    b: Build, kept: list[str], rendered: dict[str, list[str]], written: set[str], *,
-    gone: bool, same_paths: bool,
+    b: Build, kept: list[str], rendered: dict[str, list[str]], check: site_links.LinkCheck,
+    *, gone: bool, same_paths: bool,
 ) -> None:
     """Check internal links and write the links file.
 
-    Links of pages rendered now are always checked. A kept page's links were checked when it
-    was made, against the same assets (the salt covers them): they can only break when a page
-    went away, so only then are they read back and checked too.
+    Links of pages rendered now are always checked (``check`` holds them, against the
+    tree's files). A kept page's links were checked when it was made, against the same
+    assets (the salt covers them): they can only break when a page went away, so only then
+    are they read back and checked too.
     """
     old, new = b.old, b.new
     previous = b.tree.previous_links() if kept and gone else None
-    site_links.check_links(rendered, written)
+    check.done()
     if previous is not None:
-        site_links.check_links({path: previous.get(path, []) for path in kept}, written)
+        site_links.check_links({path: previous.get(path, []) for path in kept},
+                               check.existing)
     if same_paths and all(old.pages[p][1] == new.pages[p][1] for p in rendered) \
             and b.tree.reuse_links():
         return

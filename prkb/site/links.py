@@ -97,15 +97,32 @@ def _target(base: str, attr: str) -> str | None:
 
 def check_links(links: Mapping[str, Iterable[str]], existing: set[str]) -> None:
     """Raise :class:`BrokenLinks` naming the first broken links (page -> target)."""
-    broken: list[str] = []
+    check = LinkCheck(existing)
     for page, targets in links.items():
+        check.page(page, targets)
+    check.done()
+
+
+class LinkCheck:
+    """:func:`check_links` a page at a time (as pages are rendered): :meth:`done` raises."""
+
+    def __init__(self, existing: set[str]) -> None:
+        self.existing = existing
+        self.broken: list[str] = []
+
+    def page(self, page: str, targets: Iterable[str]) -> None:
+        existing = self.existing
         for t in targets:
             # the regular expression only for a target that could have a scheme
             if t not in existing or t.startswith("..") or (":" in t and _SCHEME.match(t)):
-                broken.append(f"{page} -> {t}")
-    if broken:
-        more = f" (and {len(broken) - 5} more)" if len(broken) > 5 else ""
-        raise BrokenLinks(
-            f"broken internal link{'s' if len(broken) > 1 else ''}: "
-            + "; ".join(broken[:5]) + more
-        )
+                self.broken.append(f"{page} -> {t}")
+
+    def done(self) -> None:
+        """Raise :class:`BrokenLinks` naming the first broken links found, if any."""
+        broken = self.broken
+        if broken:
+            more = f" (and {len(broken) - 5} more)" if len(broken) > 5 else ""
+            raise BrokenLinks(
+                f"broken internal link{'s' if len(broken) > 1 else ''}: "
+                + "; ".join(broken[:5]) + more
+            )

@@ -227,22 +227,34 @@ def _worker(indexes: list[int]) -> list[tuple[int, Rendered]] | None:
 
 
 def render_all(
-    job: RenderJob, indexes: list[int], on_done: Callable[[int], None] | None = None
+    job: RenderJob, indexes: list[int], on_done: Callable[[int], None] | None = None,
+    take: Callable[[int, Rendered], None] | None = None,
+    meanwhile: Callable[[], None] | None = None,
 ) -> dict[int, Rendered]:
-    """Render the pages at ``indexes``; returns, by index, their links and searchable hashes."""
+    """Render the pages at ``indexes``; returns, by index, their links and searchable hashes.
+
+    ``take``: called with each page's index and result as its run comes back, instead (the
+    returned dict is then empty): what this process does with them is done while the
+    workers render the rest. ``meanwhile``: work of this process done once the workers have
+    started (before any result is taken); without workers, before the pages are rendered."""
     workers = min(os.cpu_count() or 1, 4)
     results: dict[int, Rendered] = {}
+    keep: Callable[[int, Rendered], None] = take or results.__setitem__
     # a page that lists all PRs (timeline, graph, digest week, builder...) costs what tens of
     # PR pages cost: a few of them are worth the other core too
     weight = _weight(job, indexes)
     if weight < PARALLEL_MIN or workers < 2 or str(job.store.path) == ":memory:":
+        if meanwhile is not None:
+            meanwhile()
         heavy = sum(HEAVY for i in indexes if job.pages[i].template != "site/pr.html")
         if workers >= 2 and heavy >= SPLIT_MIN and str(job.store.path) != ":memory:" \
                 and "fork" in multiprocessing.get_all_start_methods():
-            return _render_split(job, indexes, on_done)
+            for i, one in _render_split(job, indexes, on_done).items():
+                keep(i, one)
+            return results
         for chunk in _chunks(indexes, 64):
             for i, one in render_run(job, chunk):
-                results[i] = one
+                keep(i, one)
             if on_done is not None:
                 on_done(len(chunk))
         return results
@@ -253,14 +265,19 @@ def render_all(
         runs = pool.imap_unordered(_worker, guided_runs(render_order(job, indexes), workers))
         while True:
             try:
+                if meanwhile is not None:
+                    work: Callable[[], None] = meanwhile
+                    meanwhile = None
+                    work()
                 batch = next(runs)
             except StopIteration:
                 break
             except Exception:
-                # a worker's error (a full disk...), raised here. Leaving the pool now would
-                # terminate it while its task thread may still be handing out runs, which can
-                # hang for ever (CPython's Pool.terminate, seen on a full disk): the workers
-                # skip what is left (the worker set `stop`), and the pool is closed and joined
+                # a worker's error (a full disk...), raised here, or this process's own.
+                # Leaving the pool now would terminate it while its task thread may still be
+                # handing out runs, which can hang for ever (CPython's Pool.terminate, seen on
+                # a full disk): the workers skip what is left (`stop`: a worker whose pages
+                # failed set it already), and the pool is closed and joined
                 stop.set()
                 pool.close()
                 pool.join()
@@ -268,7 +285,7 @@ def render_all(
             if batch is None:  # skipped: the error of the run that failed is still to come
                 continue
             for i, one in batch:
-                results[i] = one
+                keep(i, one)
             if on_done is not None:
                 on_done(len(batch))
     return results
