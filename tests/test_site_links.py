@@ -64,3 +64,31 @@ def test_the_lint_sees_upper_case_markup() -> None:
     text = '<IMG src="a.png"> <a HREF="b.html"> <Script Src="c.js">'
     assert [m.group(1) for m in UPPER_TAG.finditer(text)] == ["IMG", "Script"]
     assert [m.group(1) for m in UPPER_ATTR.finditer(text)] == ["src", "HREF", "Src"]
+
+
+def test_the_links_file_is_what_json_writes_and_reads_back(tmp_path: Path) -> None:
+    """The links file, written from whole dicts or from members made as pages came
+    (``state.links_entry``), is the JSON object ``json.dumps`` writes of every page's links
+    text, and reads back as it was."""
+    import json
+
+    from prkb.site import state as site_state
+
+    links = {
+        "en/pr/1.html": ["en/index.html", "en/pr/2.html"],
+        "zh/pr/中文.html": ["zh/图.html"],
+        'en/"q"\\b.html': ['a"b', "c\\d", "tab\there", "\u2028line"],
+        "empty.html": [],
+    }
+    site_state.save_links(tmp_path, links)
+    whole = (tmp_path / site_state.LINKS).read_text(encoding="utf-8")
+    assert whole == json.dumps({p: "\n".join(v) for p, v in links.items()},
+                               separators=(",", ":"), ensure_ascii=False)
+    assert site_state.load_links(tmp_path) == links
+    site_state.save_link_entries(tmp_path, [
+        site_state.links_entry(p, site_state.links_text(v)) for p, v in links.items()])
+    assert (tmp_path / site_state.LINKS).read_text(encoding="utf-8") == whole
+    site_state.save_link_entries(tmp_path, [])
+    assert site_state.load_links(tmp_path) == {}
+    assert site_state.links_hash(links["en/pr/1.html"]) == site_state.links_text_hash(
+        "en/index.html\nen/pr/2.html")

@@ -291,12 +291,21 @@ def render(b: Build) -> None:
     # the rendered pages' links, checked against the tree's files as the pages come once
     # those are known (tree_files)
     check: site_links.LinkCheck | None = None
+    # a cold build's tree holds only what this build writes (no previous page linked in, none
+    # kept): its files are known before the pages are rendered, and written while the
+    # workers render; each page is rendered once, and its member of the links file is made
+    # as it comes
+    cold = not old.pages
+    entries: list[str] | None = [] if cold else None
 
     def rendered(path: str, page_links: list[str], searchable: str) -> None:
         rendered_links[path] = page_links
-        new.pages[path][1:] = [site_state.links_hash(page_links), searchable]
+        text = site_state.links_text(page_links)
+        new.pages[path][1:] = [site_state.links_text_hash(text), searchable]
         if check is not None:
             check.page(path, page_links)
+        if entries is not None:
+            entries.append(site_state.links_entry(path, text))
 
     def take(i: int, one: Rendered) -> None:
         rendered(pages[i].path, *one)
@@ -334,9 +343,6 @@ def render(b: Build) -> None:
         done = _advance(b.on_page)
         if done is not None:
             done(len(early))
-    # a cold build's tree holds only what this build writes (no previous page linked in, none
-    # kept): its files are known now, and written while the workers render
-    cold = not old.pages
     def meanwhile() -> None:
         tree_files()
         if b.plan.model is not None:  # the model of the site too (see write)
@@ -381,7 +387,7 @@ def render(b: Build) -> None:
     b.lap("assets")
     assert check is not None
     _check_and_keep_links(b, kept, rendered_links, check, gone=bool(gone),
-                          same_paths=same_paths)
+                          same_paths=same_paths, entries=entries)
     b.lap("links")
 
 
@@ -525,14 +531,15 @@ def _run_stages(b: Build) -> None:
 
 def _check_and_keep_links(
     b: Build, kept: list[str], rendered: dict[str, list[str]], check: site_links.LinkCheck,
-    *, gone: bool, same_paths: bool,
+    *, gone: bool, same_paths: bool, entries: list[str] | None = None,
 ) -> None:
     """Check internal links and write the links file.
 
     Links of pages rendered now are always checked (``check`` holds them, against the
     tree's files). A kept page's links were checked when it was made, against the same
     assets (the salt covers them): they can only break when a page went away, so only then
-    are they read back and checked too.
+    are they read back and checked too. ``entries``: the rendered pages' members of the links
+    file, when each was made as its page came (a cold build).
     """
     old, new = b.old, b.new
     previous = b.tree.previous_links() if kept and gone else None
@@ -542,6 +549,9 @@ def _check_and_keep_links(
                                check.existing)
     if same_paths and all(old.pages[p][1] == new.pages[p][1] for p in rendered) \
             and b.tree.reuse_links():
+        return
+    if entries is not None and not kept and len(entries) == len(rendered):
+        b.tree.save_link_entries(entries)  # each rendered page's, made as it came
         return
     if previous is None and kept:
         previous = b.tree.previous_links()

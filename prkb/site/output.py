@@ -266,6 +266,9 @@ class OutputTree:
     def save_links(self, links: dict[str, list[str]]) -> None:
         site_state.save_links(self.tmp, links)
 
+    def save_link_entries(self, entries: list[str]) -> None:
+        site_state.save_link_entries(self.tmp, entries)
+
     def reuse_index(self, folder: str) -> bool:
         """Link the previous build's search index (``folder``) in; False when there is none."""
         if self.inplace:

@@ -152,9 +152,29 @@ def save(tmp: Path, state: State) -> None:
                                   encoding="utf-8")
 
 
+def links_text(links: list[str]) -> str:
+    """A page's links as the links file and their hash hold them: one per line."""
+    return "\n".join(links)
+
+
 def links_hash(links: list[str]) -> str:
-    return hashlib.blake2b("\n".join(links).encode("utf-8", "surrogatepass"),
-                           digest_size=8).hexdigest()
+    return links_text_hash(links_text(links))
+
+
+def links_text_hash(text: str) -> str:
+    """:func:`links_hash` of the links whose :func:`links_text` is ``text``."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+# a JSON string (quotes and escapes; other characters as they are: ensure_ascii=False)
+_json_string = json.encoder.encode_basestring
+
+
+def links_entry(path: str, text: str) -> str:
+    """One page's member of the links file, its path and :func:`links_text`, as
+    :func:`save_links` writes it (what ``json.dumps`` writes of that key and value), to
+    make while the pages come in (:func:`save_link_entries`)."""
+    return f"{_json_string(path)}:{_json_string(text)}"
 
 
 def load_links(out: Path) -> dict[str, list[str]] | None:
@@ -169,11 +189,14 @@ def load_links(out: Path) -> dict[str, list[str]] | None:
 
 
 def save_links(tmp: Path, links: dict[str, list[str]]) -> None:
-    (tmp / LINKS).write_text(
-        json.dumps({p: "\n".join(v) for p, v in links.items()}, separators=(",", ":"),
-                   ensure_ascii=False),
-        encoding="utf-8",
-    )
+    """Write every page's links (path -> its links), a JSON object of their
+    :func:`links_text`."""
+    save_link_entries(tmp, [links_entry(p, links_text(v)) for p, v in links.items()])
+
+
+def save_link_entries(tmp: Path, entries: list[str]) -> None:
+    """Write the links file of these members (:func:`links_entry`, one per page)."""
+    (tmp / LINKS).write_text("{" + ",".join(entries) + "}", encoding="utf-8")
 
 
 def reuse_links(out: Path, tmp: Path) -> bool:
