@@ -157,12 +157,8 @@ def links_text(links: list[str]) -> str:
     return "\n".join(links)
 
 
-def links_hash(links: list[str]) -> str:
-    return links_text_hash(links_text(links))
-
-
 def links_text_hash(text: str) -> str:
-    """:func:`links_hash` of the links whose :func:`links_text` is ``text``."""
+    """The hash of a page's links (the manifest's), from their :func:`links_text`."""
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
 
 
