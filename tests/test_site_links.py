@@ -24,6 +24,17 @@ def test_links_of_both_quote_styles_inside_linking_tags_only() -> None:
     ]
 
 
+def test_every_linking_tag_and_no_other_name_is_scanned() -> None:
+    # the scan's tag names are a prefix tree made from the list: each name whole, and not a
+    # name that only begins or ends like one
+    near = {"ab", "abbr", "areas", "aud", "b", "bases", "i", "im", "imag", "images", "ima",
+            "inputs", "li", "links", "scrip", "sources", "span", "us", "user", "videos", "v"}
+    for tag in [*site_links._LINKING, *near]:
+        found = site_links.internal_links("en/pr/1.html", f'<{tag} href="x.html"></{tag}>')
+        assert found == (["en/pr/x.html"] if tag in site_links._LINKING else []), tag
+    assert not near & set(site_links._LINKING)
+
+
 def test_text_that_looks_like_an_attribute_is_no_link() -> None:
     # nh3 does not escape quotes in text: a PR body's words can read like an attribute
     html = '<p>see <code>a href="../x.html"</code> and <a href="../y.html">y</a> src="../z"</p>'

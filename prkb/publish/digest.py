@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol
 
 from markupsafe import Markup, escape
 
@@ -284,8 +284,20 @@ def _effective(dg: Digest, changes: list[dict[str, Any]] | None, it: PrItem,
                                                 row["before"], row["after"], row["outside"], it))
 
 
-def gather(store: Store, period: Period, profile: Profile | None = None) -> Digest:
-    """Everything the digest says about ``period``, read from the knowledge base."""
+class ReadAlready(Protocol):
+    """Reads of the knowledge base a caller has made already, for many weeks (a site
+    build's full gather): the digest asks it instead of the store. Each method returns what
+    the store's method of that name returns, in the same order."""
+
+    def relations_touching(self, keys: Iterable[str]) -> list[dict[str, Any]]: ...
+
+    def pr_dates(self, repo: str, numbers: Iterable[int]) -> dict[int, dict[str, Any]]: ...
+
+
+def gather(store: Store, period: Period, profile: Profile | None = None, *,
+           read: ReadAlready | None = None) -> Digest:
+    """Everything the digest says about ``period``, read from the knowledge base; ``read``:
+    the relations and PR dates from there instead (no query per week for them)."""
     from ..analyze.state import after_sources
 
     profile = profile or load_profile()
@@ -361,9 +373,10 @@ def gather(store: Store, period: Period, profile: Profile | None = None) -> Dige
         if codes:
             dg.risks.append(RiskItem(it, sorted(codes, key=HIGHLIGHT_TAGS.index)))
     keys = sorted({f"pr:{it.number}" for it in in_week.values() if it.number is not None})
-    touching = store.relations_touching(keys)
+    reader: ReadAlready = read if read is not None else store
+    touching = reader.relations_touching(keys)
     numbered = [(r, _pr_number(r["source"]), _pr_number(r["target"])) for r in touching]
-    dates = store.pr_dates(profile.repo, {n for _r, s, t in numbered for n in (s, t)
+    dates = reader.pr_dates(profile.repo, {n for _r, s, t in numbered for n in (s, t)
                                           if n is not None})
     # when each end happened (a PR is an end of many relations: read once)
     times = {n: record_time(d) for n, d in dates.items()}
