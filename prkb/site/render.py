@@ -31,6 +31,7 @@ from ..profile import Profile
 from ..render.jinja_calls import plain_call
 from ..store import Store
 from . import links as site_links
+from .builder_lists import make_builder_lists
 from .feed import atom_feed
 from .macros import make_helpers
 from .output import ASSETS, write_new
@@ -83,13 +84,16 @@ _WORKER_STOP: EventType | None = None
 
 def escaping_env(lang: str, what: str) -> jinja2.Environment:
     """The HTML environment of ``prkb.render.i18n.html_env`` with the site's page helpers
-    (level_badge, pr_link, change_line, state_name: ``site/macros.py``)."""
+    (level_badge, pr_link, change_line, state_name: ``site/macros.py``; a builder page's
+    lists: ``site/builder_lists.py``)."""
     from ..render.i18n import html_env, sentence_macros
 
     env = html_env(lang, what)
     gettext: Callable[..., Markup] = env.globals["gettext"]  # type: ignore[assignment]
-    env.globals.update({k: plain_call(f) for k, f in
-                        make_helpers(gettext, env.filters["label"]).items()})
+    helpers = make_helpers(gettext, env.filters["label"])
+    lists = make_builder_lists(gettext, helpers["level_badge"], helpers["state_name"],
+                               helpers["change_line"])
+    env.globals.update({k: plain_call(f) for k, f in (*helpers.items(), *lists.items())})
     generic = (gettext("class"), gettext("classes"))
 
     @plain_call
