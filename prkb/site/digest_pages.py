@@ -88,10 +88,11 @@ def relation_end_times(data: SiteData, ids: Iterable[int]) -> dict[int, str]:
 
 class FromGather:
     """The relations and PR dates a week's digest reads (``prkb.publish.digest.ReadAlready``),
-    answered from the site's full gather instead of two queries a week (a third of a week's
-    read at 10,000 PRs): what ``Store.relations_touching`` and ``Store.pr_dates`` return, in
-    the same order. The gather read the same state of the knowledge base as the plan, after
-    the change journal's cursor, as every query of the render does."""
+    answered from a read of every PR and relation instead of two queries a week (a third of a
+    week's read at 10,000 PRs): what ``Store.relations_touching`` and ``Store.pr_dates``
+    return, in the same order. ``data``: the site's full gather, or the early child's own
+    read (``site/early.py``: the PRs' stamps and numbers, the relations); either read the
+    knowledge base after the change journal's cursor, as every query of the render does."""
 
     def __init__(self, data: SiteData) -> None:
         self.data = data

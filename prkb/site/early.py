@@ -5,9 +5,11 @@ A full build reads the knowledge base (gather) and plans every page (plan) in on
 about a second at 10,000 PRs, before the render workers start: the other core would wait. A
 week's digest page needs nothing of that: it reads its week from the knowledge base itself
 (:func:`prkb.publish.digest.gather`), and besides that only the list of weeks and which PRs
-have a page, which one light query gives. So in a cold build (no previous pages: every page
-is rendered whatever its hash) a child forked before the gather (:func:`start`) renders week
-pages, oldest first, into the new tree, each page whole, until the plan is made
+have a page, which one light query gives (with the relations, from which each week reads
+its relations and PR dates: :class:`~prkb.site.digest_pages.FromGather`). So in a cold
+build (no previous pages: every page is rendered whatever its hash) a child forked before
+the gather (:func:`start`) renders week pages, oldest first, into the new tree, each page
+whole, until the plan is made
 (:meth:`EarlyWeeks.stop_soon`); the render stage takes the pages it finished, with their
 links and search hashes (:meth:`EarlyWeeks.results`), and renders the rest.
 
@@ -33,8 +35,15 @@ from typing import Any
 
 from ..profile import Profile
 from ..store import Store
-from .digest_pages import WeekData, week_fingerprint, week_page, week_prs, week_rows
-from .gather import SiteData, pr_slug
+from .digest_pages import (
+    FromGather,
+    WeekData,
+    week_fingerprint,
+    week_page,
+    week_prs,
+    week_rows,
+)
+from .gather import SiteData, attach_relations, pr_slug
 from .plan import fixed_of
 from .render import ForkedRun, Rendered, RenderJob, fork_child, render_run
 
@@ -117,15 +126,21 @@ def _render_weeks(
         return "", []  # the build never got to its read: nothing made
     with store.read_snapshot():
         prs: list[dict[str, Any]] = [
-            {"id": pr_id, "repo": repo, "slug": pr_slug(number, ref), "state": state,
-             "created_at": created_at, "closed_at": closed_at, "merged_at": merged_at,
-             "source": source}
+            {"id": pr_id, "repo": repo, "number": number, "slug": pr_slug(number, ref),
+             "state": state, "created_at": created_at, "closed_at": closed_at,
+             "merged_at": merged_at, "source": source, "relations": []}
             for (pr_id, repo, ref, number, state, created_at, closed_at, merged_at, source)
             in store.site_pr_stamps()]
-    rows = week_rows(week_prs(SiteData(prs=prs), profile))
+        # the relations too, so that each week reads its relations and PR dates from here
+        # (as the render's week pages read them from the full gather: FromGather), not by
+        # two queries a week
+        data = SiteData(prs=prs, by_id={p["id"]: p for p in prs},
+                        by_node={f"pr:{p['number']}": p for p in prs if p["number"] is not None})
+        attach_relations(data, store.site_relations())
+    rows = week_rows(week_prs(data, profile))
     slugs = frozenset(str(p["slug"]) for p in prs)
     fixed = fixed_of(profile, langs)
-    weeks = WeekData(store, profile)
+    weeks = WeekData(store, profile, FromGather(data))
     pages = [week_page(weeks, fixed[lang], row, lang, slugs, None)
              for row in reversed(rows) for lang in langs]
     for lang in langs:

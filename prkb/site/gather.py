@@ -17,6 +17,7 @@ from ..models import record_label
 from ..profile import Profile
 from ..publish.matrix import matrix_history
 from ..store import Store
+from ..store.site_queries import SiteRelationRow
 
 SHA_SLUG = 12
 
@@ -55,6 +56,23 @@ class SiteData:
     # (rule, file, class) -> ids of the stored PRs whose commit made that finding no longer
     # hold, oldest first (a full read only: the audit page is built from a full read)
     finding_fixes: dict[tuple[str, str, str], list[int]] = field(default_factory=dict)
+
+
+def attach_relations(data: SiteData, rows: list[SiteRelationRow]) -> None:
+    """The relations ``rows`` (``Store.site_relations``, sorted here) into ``data.relations``,
+    and each into the ``relations`` list of the PRs at its ends (``data.by_node``) as
+    (type, direction, other, evidence, confidence, origin)."""
+    by_node, relations = data.by_node, data.relations
+    rows.sort(key=lambda r: (r[2], r[0], r[1]))  # cheaper here than SQLite's temporary B-tree
+    for rel in rows:
+        relations.append(rel)
+        source, target, type_, evidence, confidence, origin = rel
+        pr = by_node.get(source)
+        if pr is not None:
+            pr["relations"].append((type_, "out", target, evidence, confidence, origin))
+        pr = by_node.get(target)
+        if pr is not None:
+            pr["relations"].append((type_, "in", source, evidence, confidence, origin))
 
 
 def gather(
@@ -155,7 +173,6 @@ def gather(
     # relations as tuples (cheap to make, there are many): data.relations holds
     # (source, target, type, evidence, confidence, origin), a PR's list holds
     # (type, direction, other, evidence, confidence, origin)
-    relations = data.relations
     rows = store.site_relations(None if only is None else list(by_node))
     ends = None if only is None else {k for r in rows for k in r[:2] if k not in by_node}
     for key, kind, node_number, node_title, node_repo in store.site_nodes(ends):
@@ -163,16 +180,7 @@ def gather(
             continue
         data.nodes[key] = {"key": key, "kind": kind, "number": node_number,
                            "title": node_title, "repo": node_repo}
-    rows.sort(key=lambda r: (r[2], r[0], r[1]))  # cheaper here than SQLite's temporary B-tree
-    for rel in rows:
-        relations.append(rel)
-        source, target, type_, evidence, confidence, origin = rel
-        pr = by_node.get(source)
-        if pr is not None:
-            pr["relations"].append((type_, "out", target, evidence, confidence, origin))
-        pr = by_node.get(target)
-        if pr is not None:
-            pr["relations"].append((type_, "in", source, evidence, confidence, origin))
+    attach_relations(data, rows)
     if builders is not None:
         data.builders = _kept_builders(data, builders)
         return data
