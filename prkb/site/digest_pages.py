@@ -143,7 +143,7 @@ class WeekData:
 
     One per plan: every build reads the knowledge base afresh. Bounded: the pages of a week
     are rendered next to each other, so the oldest entries are dropped when it fills.
-    ``read``: what the plan's full gather read already (:class:`FromGather`).
+    ``read``: a read of every PR and relation made already (:class:`FromGather`).
     """
 
     LIMIT = 64
