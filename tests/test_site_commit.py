@@ -120,6 +120,41 @@ def test_a_commit_cut_short_is_finished_by_the_next_build(
         assert_same_as_fresh(store, out, fresh)
 
 
+def test_a_build_killed_while_it_writes_the_journal_leaves_nothing_in_the_site(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a process killed (SIGKILL: no clean-up) between creating the journal's temporary file
+    # and renaming it: the file was made in the site before, where nothing removed it and
+    # the site's files were no longer a fresh build's (seen once in CI's random kills)
+    out, fresh = tmp_path / "site", tmp_path / "fresh"
+    with make_kb(tmp_path / "kb.sqlite") as store:
+        build_site(store, out, PROFILE, search=False)
+        before = files(out)
+        # what an earlier prkb killed so left in the site: removed by the next commit
+        stray = out / f".{site_commit.JOURNAL}.4242.deadbeef.tmp"
+        stray.write_text('{"staging": "x", "fi')
+        _retitle(store, "Synth A, journal cut", "2026-02-01T00:00:00Z")
+        real = site_commit.write_atomic
+
+        def killed_mid_write(path: Path, data: str | bytes) -> None:
+            # what write_atomic had made when the process died: its temporary file, half
+            part = path.parent / f".{path.name}.{os.getpid()}.0badf00d.tmp"
+            part.write_text(str(data)[:10])
+            raise SystemExit("killed")
+
+        monkeypatch.setattr(site_commit, "write_atomic", killed_mid_write)
+        with pytest.raises(SystemExit):
+            build_site(store, out, PROFILE, search=False)
+        monkeypatch.setattr(site_commit, "write_atomic", real)
+        assert not stray.exists()
+        assert files(out) == before  # no journal, no part of one
+        assert not (out / site_commit.JOURNAL).exists()
+        step = build_site(store, out, PROFILE, search=False)
+        assert step.patched
+        assert [p.name for p in out.iterdir() if p.name.endswith(".tmp")] == []
+        assert_same_as_fresh(store, out, fresh)
+
+
 def test_a_failure_before_the_commit_leaves_the_site_as_it_was(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -130,9 +130,17 @@ def journal_of(staging: Path, index: str, *, drop_index: bool,
     }
 
 
-def write_journal(out: Path, journal: dict[str, Any]) -> None:
-    """Write the journal into the site, atomically (from here on the commit is the site's)."""
-    write_atomic(out / JOURNAL, json.dumps(journal, ensure_ascii=False))
+def write_journal(out: Path, staging: Path, journal: dict[str, Any]) -> None:
+    """Write the journal into the site, atomically (from here on the commit is the site's):
+    written whole in the staging folder, then renamed into the site, so that a build killed
+    while it writes leaves no part of it in the site (a temporary file there would stay: the
+    site's files are only ever what builds move in). Temporary journals that an earlier
+    prkb, killed so, left in the site are removed first (the caller holds the site's lock:
+    no other build writes one)."""
+    for stray in out.glob(f".{JOURNAL}.*.tmp"):
+        _forget(stray)
+    write_atomic(staging / JOURNAL, json.dumps(journal, ensure_ascii=False))
+    os.replace(staging / JOURNAL, out / JOURNAL)
 
 
 def finish(out: Path) -> Path | None:

@@ -346,7 +346,7 @@ class OutputTree:
         search index folder."""
         journal = site_commit.journal_of(self.tmp, index, drop_index=self._drop_index,
                                          remove=remove)
-        site_commit.write_journal(self.out, journal)  # failing: nothing moved yet
+        site_commit.write_journal(self.out, self.tmp, journal)  # failing: nothing moved yet
         self._committing = True
         left = site_commit.apply(self.out, journal)
         self._committing = False
