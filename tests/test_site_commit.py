@@ -155,6 +155,42 @@ def test_a_build_killed_while_it_writes_the_journal_leaves_nothing_in_the_site(
         assert_same_as_fresh(store, out, fresh)
 
 
+def test_the_tree_of_a_build_that_died_is_removed_by_the_next_build(tmp_path: Path) -> None:
+    # a build killed before its swap or commit leaves its new tree beside the site, as big
+    # as the site: the next build removes it, not the tree of a build still running, nor a
+    # commit's staging folder while the site's journal names it
+    out, fresh = tmp_path / "site", tmp_path / "fresh"
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        with make_kb(tmp_path / "kb.sqlite") as store:
+            build_site(store, out, PROFILE, search=False)
+            orphan = tmp_path / f".site.building-{dead.pid}"
+            running = tmp_path / f".site.building-{alive.pid}"
+            another = tmp_path / f".other.building-{dead.pid}"  # another site's
+            for tree in (orphan, running, another):
+                (tree / "en" / "pr").mkdir(parents=True)
+                (tree / "en" / "pr" / "1.html").write_text("half a site")
+            (out / site_commit.JOURNAL).write_text("{}")
+            assert site_output._orphans(out) == []  # a journal: left to the next build
+            (out / site_commit.JOURNAL).unlink()
+            assert site_output._orphans(out) == [orphan]
+            trash = site_output.Trash()
+            _retitle(store, "Synth A, after a death", "2026-02-01T00:00:00Z")
+            assert build_site(store, out, PROFILE, search=False, trash=trash).patched
+            for proc in trash.removing:
+                proc.wait()
+            assert not orphan.exists()
+            assert (running / "en" / "pr" / "1.html").read_text() == "half a site"
+            assert (another / "en" / "pr" / "1.html").is_file()
+            assert [n for n in _beside(out) if "orphan" in n] == []
+            assert_same_as_fresh(store, out, fresh)
+    finally:
+        alive.kill()
+        alive.wait()
+
+
 def test_a_failure_before_the_commit_leaves_the_site_as_it_was(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -381,6 +417,9 @@ def test_one_pr_rebuilds_killed_at_random_leave_a_site_the_next_build_makes_whol
     with Store(db) as store:
         assert_same_as_fresh(store, out, fresh)
     assert kills >= 3, kills  # enough of the rounds were cut short to mean something
+    # the trees and staging folders of the killed builds are gone too (the last build
+    # removed them: their processes had died)
+    assert [n for n in _beside(out) if ".building-" in n] == []
 
 
 def test_two_builds_of_one_site_at_once_both_finish_and_the_site_is_whole(

@@ -88,7 +88,8 @@ class Trash:
 
     def clear(self, out: Path) -> None:
         """Before a build: wait for this object's removals; start removing the old trees of
-        ``out`` that others left (a killed run, another process)."""
+        ``out`` that others left (a killed run, another process), and the new trees of
+        builds that died before they swapped or committed them (:func:`_orphans`)."""
         while self.removing:
             self.removing.pop().wait()
         if not out.parent.is_dir():
@@ -96,6 +97,42 @@ class Trash:
         for p in out.parent.glob(f".{out.name}.trash-*"):
             if p.is_dir():
                 self.remove_later(p)
+        for p in _orphans(out):
+            trash = p.with_name(f".{out.name}.trash-orphan-{time.monotonic_ns()}")
+            try:
+                p.rename(trash)  # gone from its name at once; removed in the background
+            except OSError:
+                continue
+            self.remove_later(trash)
+
+
+def _orphans(out: Path) -> list[Path]:
+    """The new trees (``.NAME.building-PID``) beside ``out`` of builds whose process is gone:
+    a build killed before its swap or its commit left its tree there, as big as the site.
+    None while a journal is in the site (the staging folder it names is the commit's: the
+    next build finishes it), none whose process still runs (another build on this machine:
+    builds of one folder from machines or containers that do not see each other's processes
+    are not told apart), none where a process cannot be asked (not POSIX)."""
+    if os.name != "posix" or (out / site_commit.JOURNAL).exists():
+        return []
+    prefix = f".{out.name}.building-"
+    found = []
+    for p in out.parent.glob(f"{prefix}*"):
+        pid = p.name[len(prefix):]
+        if pid.isdigit() and p.is_dir() and not _alive(int(pid)):
+            found.append(p)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (a zombie, or one of another user, counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # PermissionError: it exists, another user's
+        return True
+    return True
 
 
 class OutputTree:
