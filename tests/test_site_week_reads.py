@@ -77,6 +77,10 @@ def test_the_reads_return_the_store_rows_in_its_order(tmp_path: Path) -> None:
                    for k in r})
     assert any(k.startswith("commit:") for k in keys) and "pr:99999999" in keys
     assert read.relations_touching(keys) == store.relations_touching(keys)
+    # keys given once, as an iterator: a PR's, then one of no PR (which sends the read to
+    # the whole list of relations, the PR's key among those it looks for)
+    once = ["pr:70001", "commit:" + "c" * 40]
+    assert read.relations_touching(iter(once)) == store.relations_touching(once) != []
     for key in keys:  # each end alone, a stored PR or not
         assert read.relations_touching([key]) == store.relations_touching([key]), key
     assert read.relations_touching([]) == store.relations_touching([]) == []

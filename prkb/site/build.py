@@ -343,6 +343,7 @@ def render(b: Build) -> None:
         done = _advance(b.on_page)
         if done is not None:
             done(len(early))
+
     def meanwhile() -> None:
         tree_files()
         if b.plan.model is not None:  # the model of the site too (see write)

@@ -100,6 +100,7 @@ class FromGather:
 
     def relations_touching(self, keys: Iterable[str]) -> list[dict[str, Any]]:
         """The relations with an end among ``keys`` (graph keys), by source, type, target."""
+        keys = list(keys)  # read twice when one is no PR's (_from_all)
         by_node = self.data.by_node
         seen: dict[tuple[str, str, str], dict[str, Any]] = {}
         for key in keys:
